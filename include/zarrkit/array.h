@@ -1,0 +1,67 @@
+// A Zarr array (v2 or v3) in a store. Opening reads only metadata; a read or write touches
+// only the chunks its selection covers. Chunks of one request are planned first, then
+// fetched, decoded/encoded and scattered in parallel on the shared thread pool.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "zarrkit/config.h"
+#include "zarrkit/metadata.h"
+#include "zarrkit/ndbuffer.h"
+#include "zarrkit/selection.h"
+#include "zarrkit/store.h"
+
+namespace zarrkit {
+
+// What is stored for an array (for `zarrkit info`).
+struct StorageInfo {
+  std::uint64_t chunks_stored = 0;
+  std::uint64_t chunks_total = 0;
+  std::uint64_t bytes_stored = 0;   // chunk bytes only
+  std::uint64_t bytes_logical = 0;  // shape * itemsize
+};
+
+class Array {
+ public:
+  // Opens the array at `path` ("" for the root): zarr.json if present, else .zarray.
+  // NotFoundError if neither exists.
+  static Array open(std::shared_ptr<Store> store, std::string_view path = "",
+                    const CodecRegistry* registry = nullptr);
+  // Writes metadata for a new array (and the missing ancestor groups). With `overwrite`,
+  // an existing node and its chunks are removed first; otherwise an existing node is an
+  // InvalidArgumentError.
+  static Array create(std::shared_ptr<Store> store, std::string_view path,
+                      const ArrayMetadata& metadata, bool overwrite = false);
+
+  const ArrayMetadata& metadata() const { return *metadata_; }
+  const Shape& shape() const { return metadata_->shape; }
+  const DataType& dtype() const { return metadata_->dtype; }
+  std::size_t ndim() const { return metadata_->shape.size(); }
+  const std::string& path() const { return path_; }
+  const std::shared_ptr<Store>& store() const { return store_; }
+
+  // The selected region as a new C-order array (integer entries drop their axis).
+  NDBuffer read(const Selection& selection = {}) const;
+  // Reads into `out`, whose shape must equal the selection's shape.
+  void read_into(const Selection& selection, const NDView& out) const;
+  // Writes `data` (shape equal to the selection's, or a single element: broadcast).
+  void write(const Selection& selection, const NDView& data);
+
+  // The shape a selection produces.
+  Shape selection_shape(const Selection& selection) const;
+
+  void set_attributes(const nlohmann::json& attributes);
+  StorageInfo storage_info() const;
+
+ private:
+  Array(std::shared_ptr<Store> store, std::string path, std::shared_ptr<const ArrayMetadata> m);
+  void write_metadata() const;
+
+  std::shared_ptr<Store> store_;
+  std::string path_;
+  std::shared_ptr<const ArrayMetadata> metadata_;
+};
+
+}  // namespace zarrkit

@@ -1,0 +1,92 @@
+// Codec interfaces: array->array, array->bytes, bytes->bytes (Zarr v3 core, "codecs").
+//
+// A codec is built once from its JSON configuration, is immutable and thread-safe, and is
+// told the ChunkSpec (shape, dtype, fill value) of the chunk it works on at each call.
+// Decoders never allocate from sizes found in the data: they take the expected decoded size
+// (exact where the chain knows it, otherwise a ceiling) and fail with DataLossError when
+// the data disagrees.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "zarrkit/buffer.h"
+#include "zarrkit/dtype.h"
+#include "zarrkit/ndbuffer.h"
+
+namespace zarrkit {
+
+// What a codec sees of the chunk it encodes or decodes.
+struct ChunkSpec {
+  Shape shape;
+  DataType dtype;
+  FillValue fill_value;
+};
+
+enum class CodecKind : std::uint8_t { kArrayToArray, kArrayToBytes, kBytesToBytes };
+
+class Codec {
+ public:
+  virtual ~Codec() = default;
+  virtual CodecKind kind() const = 0;
+  // The v3 name ("bytes", "blosc", "numcodecs.zlib").
+  virtual std::string_view name() const = 0;
+  // The v3 metadata form: {"name": ..., "configuration": {...}}.
+  virtual nlohmann::json to_json() const = 0;
+  // The numcodecs form for v2 metadata ({"id": "blosc", ...}); nullopt if the codec has
+  // none (bytes, transpose, crc32c).
+  virtual std::optional<nlohmann::json> to_v2_json() const { return std::nullopt; }
+};
+
+class ArrayToArrayCodec : public Codec {
+ public:
+  CodecKind kind() const final { return CodecKind::kArrayToArray; }
+  // The spec of the encoded array given the spec of the decoded one (transpose permutes
+  // the shape; astype changes the dtype). Validates (e.g. the permutation length).
+  virtual ChunkSpec encoded_spec(const ChunkSpec& decoded) const = 0;
+  virtual NDBuffer encode(const NDBuffer& decoded, const ChunkSpec& decoded_spec) const = 0;
+  virtual NDBuffer decode(const NDBuffer& encoded, const ChunkSpec& decoded_spec) const = 0;
+};
+
+class ArrayToBytesCodec : public Codec {
+ public:
+  CodecKind kind() const final { return CodecKind::kArrayToBytes; }
+  // Throws if the codec cannot serialise this spec (e.g. bytes without endian for int32).
+  virtual void validate(const ChunkSpec& spec) const { (void)spec; }
+  // The exact encoded size when it depends only on the spec (bytes: elements * itemsize).
+  virtual std::optional<std::uint64_t> encoded_size(const ChunkSpec& spec) const {
+    (void)spec;
+    return std::nullopt;
+  }
+  virtual Buffer encode(const NDBuffer& chunk, const ChunkSpec& spec) const = 0;
+  virtual NDBuffer decode(ByteView encoded, const ChunkSpec& spec,
+                          const BufferPrototype& prototype) const = 0;
+};
+
+// The decoded size a bytes->bytes decoder may produce.
+struct SizeBound {
+  std::uint64_t bytes = 0;
+  bool exact = false;  // true: anything else is DataLossError; false: a ceiling
+};
+
+class BytesToBytesCodec : public Codec {
+ public:
+  CodecKind kind() const final { return CodecKind::kBytesToBytes; }
+  // The encoded size for a decoded size, where it is fixed (crc32c: +4); nullopt for
+  // compressors.
+  virtual std::optional<std::uint64_t> encoded_size(std::uint64_t decoded_size) const {
+    (void)decoded_size;
+    return std::nullopt;
+  }
+  virtual Buffer encode(ByteView decoded, const ChunkSpec& spec) const = 0;
+  virtual Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec& spec) const = 0;
+};
+
+// Builds the {"name", "configuration"} object codecs use for to_json().
+nlohmann::json codec_json(std::string_view name, nlohmann::json configuration);
+
+}  // namespace zarrkit

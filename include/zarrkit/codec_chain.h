@@ -1,0 +1,47 @@
+// A validated codec chain: array->array*, exactly one array->bytes, bytes->bytes*.
+// Encoding runs the codecs in order; decoding runs them in reverse.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zarrkit/codec.h"
+
+namespace zarrkit {
+
+class CodecRegistry;
+
+class CodecChain {
+ public:
+  // Checks the order AA* AB BB*; InvalidArgumentError otherwise (including an empty list).
+  static CodecChain from_codecs(std::vector<std::shared_ptr<const Codec>> codecs);
+  // Parses a v3 "codecs" list for an array of `dtype`.
+  static CodecChain from_v3_json(const nlohmann::json& codecs, const DataType& dtype,
+                                 const CodecRegistry& registry);
+
+  Buffer encode(const NDBuffer& chunk, const ChunkSpec& spec) const;
+  NDBuffer decode(ByteView encoded, const ChunkSpec& spec,
+                  const BufferPrototype& prototype = BufferPrototype::host()) const;
+
+  // The exact encoded size when every codec has a fixed one (used for shard indexes).
+  std::optional<std::uint64_t> encoded_size(const ChunkSpec& spec) const;
+  // Validates the chain against a chunk spec once (e.g. transpose order length, bytes
+  // endian for multi-byte types); throws InvalidArgumentError.
+  void validate(const ChunkSpec& spec) const;
+
+  nlohmann::json to_json() const;  // the v3 "codecs" list
+
+  const std::vector<std::shared_ptr<const ArrayToArrayCodec>>& array_to_array() const { return aa_; }
+  const std::shared_ptr<const ArrayToBytesCodec>& array_to_bytes() const { return ab_; }
+  const std::vector<std::shared_ptr<const BytesToBytesCodec>>& bytes_to_bytes() const { return bb_; }
+
+ private:
+  std::vector<std::shared_ptr<const ArrayToArrayCodec>> aa_;
+  std::shared_ptr<const ArrayToBytesCodec> ab_;
+  std::vector<std::shared_ptr<const BytesToBytesCodec>> bb_;
+};
+
+}  // namespace zarrkit

@@ -1,0 +1,54 @@
+// Runtime settings: global, and overridable for a scope (like zarr.config.set).
+//
+//   zarrkit::global_config().num_threads = 8;         // global
+//   { zarrkit::ScopedConfig scoped([](Config& c) { c.write_empty_chunks = true; }); ... }
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "zarrkit/buffer.h"
+
+namespace zarrkit {
+
+class ThreadPool;
+
+struct Config {
+  // Worker threads for encoding/decoding; 0 means the number of hardware threads.
+  std::size_t num_threads = 0;
+  // Store chunks that are entirely the fill value (zarr-python's write_empty_chunks).
+  bool write_empty_chunks = false;
+  // Memory that reads land in by default (host now; pinned/device with the GPU module).
+  MemoryKind memory = MemoryKind::kHost;
+};
+
+// The process-wide settings. Change them before starting work, not during.
+Config& global_config();
+// The settings in force on this thread: the innermost ScopedConfig, else the global ones.
+const Config& current_config();
+
+// Overrides settings on this thread until destroyed.
+class ScopedConfig {
+ public:
+  explicit ScopedConfig(const std::function<void(Config&)>& change);
+  ~ScopedConfig();
+  ScopedConfig(const ScopedConfig&) = delete;
+  ScopedConfig& operator=(const ScopedConfig&) = delete;
+
+ private:
+  const Config* previous_;
+  Config config_;
+};
+
+// The shared pool, sized by current_config().num_threads (re-created if that changed).
+ThreadPool& shared_thread_pool();
+
+// The buffer prototype for current_config().memory.
+BufferPrototype default_prototype();
+
+// The GPU module registers its pinned and device allocators here at start-up; without it
+// asking for those kinds of memory is an UnsupportedError.
+void register_allocator(MemoryKind kind, Allocator* allocator);
+Allocator* registered_allocator(MemoryKind kind);
+
+}  // namespace zarrkit

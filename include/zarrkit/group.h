@@ -1,0 +1,66 @@
+// Groups and hierarchy walks (v2 and v3).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "zarrkit/array.h"
+#include "zarrkit/metadata.h"
+#include "zarrkit/store.h"
+
+namespace zarrkit {
+
+enum class NodeType { kArray, kGroup };
+
+struct NodeInfo {
+  std::string name;  // the last path segment
+  std::string path;  // the full path from the store root
+  NodeType type;
+  int zarr_format;
+};
+
+// Which node is at `path` ("" the root), or nullopt. v3 (zarr.json) wins over v2.
+std::optional<NodeInfo> probe_node(Store& store, std::string_view path);
+
+class Group {
+ public:
+  static Group open(std::shared_ptr<Store> store, std::string_view path = "");
+  // Creates the group (and its missing ancestors). An existing group is kept unless
+  // `overwrite`; an existing array there is an error unless `overwrite`.
+  static Group create(std::shared_ptr<Store> store, std::string_view path = "",
+                      int zarr_format = 3,
+                      const nlohmann::json& attributes = nlohmann::json::object(),
+                      bool overwrite = false);
+
+  const GroupMetadata& metadata() const { return metadata_; }
+  const nlohmann::json& attributes() const { return metadata_.attributes; }
+  int zarr_format() const { return metadata_.zarr_format; }
+  const std::string& path() const { return path_; }
+  const std::shared_ptr<Store>& store() const { return store_; }
+
+  // Direct children, sorted by name.
+  std::vector<NodeInfo> members() const;
+  // Every node below this group, depth first (bounded depth; no cycles in a key space).
+  std::vector<NodeInfo> walk() const;
+
+  Group open_group(std::string_view name) const;
+  Array open_array(std::string_view name) const;
+  Group create_group(std::string_view name,
+                     const nlohmann::json& attributes = nlohmann::json::object()) const;
+  Array create_array(std::string_view name, const ArrayMetadata& metadata,
+                     bool overwrite = false) const;
+
+  void set_attributes(const nlohmann::json& attributes);
+
+ private:
+  Group(std::shared_ptr<Store> store, std::string path, GroupMetadata metadata);
+
+  std::shared_ptr<Store> store_;
+  std::string path_;
+  GroupMetadata metadata_;
+};
+
+}  // namespace zarrkit

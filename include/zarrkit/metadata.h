@@ -1,0 +1,142 @@
+// Array and group metadata, Zarr v3 (zarr.json) and v2 (.zarray/.zgroup/.zattrs) behind
+// one type. Parsing validates everything once: shapes and sizes (overflow-checked), the
+// data type and fill value, the codec chain and its order, must_understand.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zarrkit/codec_chain.h"
+#include "zarrkit/dtype.h"
+#include "zarrkit/ndbuffer.h"
+
+namespace zarrkit {
+
+class CodecRegistry;
+
+struct ChunkKeyEncoding {
+  enum class Kind : std::uint8_t { kDefault, kV2 };
+  Kind kind = Kind::kDefault;
+  char separator = '/';  // '/' or '.'
+
+  // default: "c" + (sep + index)*, 0-d "c". v2: indices joined by sep, 0-d "0".
+  std::string encode(std::span<const std::uint64_t> chunk_index) const;
+  nlohmann::json to_json() const;
+  bool operator==(const ChunkKeyEncoding&) const = default;
+};
+
+// Limits applied while parsing untrusted metadata.
+struct MetadataLimits {
+  std::size_t max_json_bytes = 64u << 20;
+  std::size_t max_json_depth = 64;
+  std::size_t max_ndim = 64;
+  // A single chunk (decoded) may not exceed this many bytes.
+  std::uint64_t max_chunk_bytes = std::uint64_t{1} << 36;  // 64 GiB
+};
+
+struct ArrayMetadata {
+  int zarr_format = 3;
+  Shape shape;
+  Shape chunk_shape;  // regular chunk grid
+  DataType dtype;
+  FillValue fill_value;
+  ChunkKeyEncoding chunk_key_encoding;
+  std::shared_ptr<const CodecChain> codecs;
+  nlohmann::json attributes = nlohmann::json::object();
+  // v3 dimension_names; entries may be null.
+  std::optional<std::vector<std::optional<std::string>>> dimension_names;
+
+  // v2 only: the memory order inside chunks ('C' or 'F') and the numcodecs objects as
+  // given, so that metadata round-trips. The codec chain already reflects them.
+  char v2_order = 'C';
+  std::optional<nlohmann::json> v2_compressor;
+  std::optional<nlohmann::json> v2_filters;
+
+  std::size_t ndim() const { return shape.size(); }
+  // ceil(shape / chunk_shape) per axis.
+  Shape chunk_grid_shape() const;
+  std::uint64_t num_chunks() const;
+  std::string chunk_key(std::span<const std::uint64_t> chunk_index) const;
+  // Spec of a whole chunk (edge chunks are stored at the full chunk size).
+  ChunkSpec chunk_spec() const { return {chunk_shape, dtype, fill_value}; }
+};
+
+struct GroupMetadata {
+  int zarr_format = 3;
+  nlohmann::json attributes = nlohmann::json::object();
+  // v3 inline consolidated metadata or v2 .zmetadata contents, when present.
+  std::optional<nlohmann::json> consolidated;
+};
+
+// ---- Parsing (untrusted input) -------------------------------------------------------
+
+// Parses JSON text with the limits (size, depth, no NaN/Infinity tokens, valid UTF-8).
+nlohmann::json parse_json(std::string_view text, const MetadataLimits& limits = {});
+
+ArrayMetadata parse_array_metadata_v3(const nlohmann::json& zarr_json, const CodecRegistry& registry,
+                                      const MetadataLimits& limits = {});
+GroupMetadata parse_group_metadata_v3(const nlohmann::json& zarr_json);
+// `zattrs` is the .zattrs object if present.
+ArrayMetadata parse_array_metadata_v2(const nlohmann::json& zarray,
+                                      const std::optional<nlohmann::json>& zattrs,
+                                      const CodecRegistry& registry,
+                                      const MetadataLimits& limits = {});
+GroupMetadata parse_group_metadata_v2(const nlohmann::json& zgroup,
+                                      const std::optional<nlohmann::json>& zattrs);
+
+// ---- Data types and fill values --------------------------------------------------------
+
+DataType parse_dtype_v3(const nlohmann::json& data_type);
+nlohmann::json dtype_to_v3_json(const DataType& dtype);
+// NumPy typestr ("<f8", "|S7", ">U13", "<M8[ns]") or a structured list.
+DataType parse_dtype_v2(const nlohmann::json& dtype);
+nlohmann::json dtype_to_v2_json(const DataType& dtype);
+
+FillValue parse_fill_value_v3(const nlohmann::json& value, const DataType& dtype);
+nlohmann::json fill_value_to_v3_json(const FillValue& fill, const DataType& dtype);
+FillValue parse_fill_value_v2(const nlohmann::json& value, const DataType& dtype);
+nlohmann::json fill_value_to_v2_json(const FillValue& fill, const DataType& dtype);
+
+// ---- Serialising ------------------------------------------------------------------------
+
+// zarr.json for v3.
+nlohmann::json array_metadata_to_v3_json(const ArrayMetadata& metadata);
+nlohmann::json group_metadata_to_v3_json(const GroupMetadata& metadata);
+// .zarray for v2 (attributes go to .zattrs separately).
+nlohmann::json array_metadata_to_v2_json(const ArrayMetadata& metadata);
+
+// Pretty JSON text as zarr-python writes it (indent 2); NaN/Infinity never appear bare.
+std::string dump_json(const nlohmann::json& value);
+
+// ---- Building metadata for new arrays ---------------------------------------------------
+
+// What a caller says when creating an array; make_array_metadata fills in the rest the way
+// zarr-python does (default fill value 0/false, default codecs).
+struct ArraySpec {
+  int zarr_format = 3;
+  Shape shape;
+  Shape chunks;  // empty: a default chunking of about 1 MiB
+  DataType dtype = DataType::float_(64);
+  std::optional<nlohmann::json> fill_value;  // JSON form as in the metadata; nullopt: zero
+  // v3: the full "codecs" list. nullopt: bytes(little) + zstd(level 0).
+  std::optional<nlohmann::json> codecs;
+  // v2: the numcodecs compressor ("null" for none) and filters. nullopt compressor: zstd.
+  std::optional<nlohmann::json> v2_compressor;
+  std::optional<nlohmann::json> v2_filters;
+  char v2_order = 'C';
+  std::optional<ChunkKeyEncoding> chunk_key_encoding;  // v3 default: default "/"; v2: "."
+  std::optional<std::vector<std::optional<std::string>>> dimension_names;
+  nlohmann::json attributes = nlohmann::json::object();
+};
+
+ArrayMetadata make_array_metadata(const ArraySpec& spec,
+                                  const CodecRegistry& registry);
+
+}  // namespace zarrkit

@@ -1,0 +1,91 @@
+// The key-value store interface.
+//
+// Keys are '/'-separated relative paths ("group/array/c/0/1"). Every store validates keys
+// with validate_key() before touching anything: no empty segments, no "." or "..", no
+// backslash, no NUL, no leading '/'. Extra behaviour (caching, metrics, fault injection)
+// is a wrapper store around another, never a flag.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zarrkit/buffer.h"
+
+namespace zarrkit {
+
+// A request for part of a value. Like zarr-python's RangeByteRequest, OffsetByteRequest
+// and SuffixByteRequest. A range past the end of the value is clamped to it.
+struct ByteRange {
+  enum class Kind : std::uint8_t { kRange, kFromOffset, kSuffix };
+  Kind kind = Kind::kRange;
+  std::uint64_t start = 0;   // kRange, kFromOffset
+  std::uint64_t end = 0;     // kRange: one past the last byte
+  std::uint64_t suffix = 0;  // kSuffix: the last `suffix` bytes
+
+  static ByteRange range(std::uint64_t start, std::uint64_t end) {
+    return {Kind::kRange, start, end, 0};
+  }
+  static ByteRange from_offset(std::uint64_t start) { return {Kind::kFromOffset, start, 0, 0}; }
+  static ByteRange last(std::uint64_t n) { return {Kind::kSuffix, 0, 0, n}; }
+
+  // The [begin, end) this range selects of a value of `value_size` bytes, clamped.
+  std::pair<std::uint64_t, std::uint64_t> resolve(std::uint64_t value_size) const;
+};
+
+struct StoreCapabilities {
+  bool writable = true;
+  bool listable = true;
+  bool partial_reads = true;  // byte ranges are cheaper than whole reads
+};
+
+struct DirListing {
+  std::vector<std::string> keys;      // values directly under the prefix (names only)
+  std::vector<std::string> prefixes;  // sub-directories directly under it (names only)
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual StoreCapabilities capabilities() const = 0;
+  // "file:///data/x.zarr", "memory://0x..."; used in error messages.
+  virtual std::string describe() const = 0;
+
+  // The value of `key`, or nullopt if there is none. The bytes land in memory of the
+  // prototype's kind.
+  virtual std::optional<Buffer> get(std::string_view key,
+                                    const BufferPrototype& prototype = BufferPrototype::host(),
+                                    std::optional<ByteRange> range = std::nullopt) = 0;
+  // Several ranges of one value; the default calls get() once per range.
+  virtual std::optional<std::vector<Buffer>> get_ranges(
+      std::string_view key, std::span<const ByteRange> ranges,
+      const BufferPrototype& prototype = BufferPrototype::host());
+  virtual bool exists(std::string_view key);
+  // Size in bytes of the value, nullopt if absent.
+  virtual std::optional<std::uint64_t> size(std::string_view key);
+
+  // Writes are atomic per key: a reader sees the old value or the new one, never a mix.
+  virtual void set(std::string_view key, ByteView value) = 0;
+  // Removes the key; no error if it is absent.
+  virtual void erase(std::string_view key) = 0;
+  // Removes every key under `prefix` ("" means everything).
+  virtual void erase_prefix(std::string_view prefix);
+
+  // Every key under `prefix` (recursively), as full keys, sorted.
+  virtual std::vector<std::string> list(std::string_view prefix = "") = 0;
+  // The immediate children of the directory `prefix` ("" for the root).
+  virtual DirListing list_dir(std::string_view prefix);
+};
+
+// Throws InvalidArgumentError unless `key` is a safe relative key (see the file comment).
+void validate_key(std::string_view key);
+// Same for a prefix, which may also be "" (the root) or end in '/'.
+void validate_prefix(std::string_view prefix);
+// Joins path segments with '/', skipping empty ones: join_key("a/b", "zarr.json").
+std::string join_key(std::string_view a, std::string_view b);
+
+}  // namespace zarrkit

@@ -1,0 +1,68 @@
+#include "zarrkit/config.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
+
+namespace zarrkit {
+namespace {
+thread_local const Config* t_scoped = nullptr;
+}
+
+Config& global_config() {
+  static Config config;
+  return config;
+}
+
+const Config& current_config() { return t_scoped != nullptr ? *t_scoped : global_config(); }
+
+ScopedConfig::ScopedConfig(const std::function<void(Config&)>& change)
+    : previous_(t_scoped), config_(current_config()) {
+  change(config_);
+  t_scoped = &config_;
+}
+
+ScopedConfig::~ScopedConfig() { t_scoped = previous_; }
+
+ThreadPool& shared_thread_pool() {
+  // Pools are kept alive for the life of the process once made: a pool may still be in use
+  // by another thread when the size changes, so old ones are retired, not destroyed.
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<ThreadPool>> pools;
+  std::size_t wanted = current_config().num_threads;
+  if (wanted == 0) wanted = std::max(1u, std::thread::hardware_concurrency());
+  std::lock_guard lock(mutex);
+  for (auto& p : pools) {
+    if (p->size() == wanted) return *p;
+  }
+  pools.push_back(std::make_unique<ThreadPool>(wanted));
+  return *pools.back();
+}
+
+namespace {
+std::atomic<Allocator*> g_allocators[3] = {nullptr, nullptr, nullptr};
+}
+
+void register_allocator(MemoryKind kind, Allocator* allocator) {
+  g_allocators[static_cast<int>(kind)].store(allocator);
+}
+
+Allocator* registered_allocator(MemoryKind kind) {
+  if (kind == MemoryKind::kHost) return &host_allocator();
+  return g_allocators[static_cast<int>(kind)].load();
+}
+
+BufferPrototype default_prototype() {
+  const MemoryKind kind = current_config().memory;
+  Allocator* allocator = registered_allocator(kind);
+  if (allocator == nullptr) {
+    fail_unsupported("{} memory was asked for, but no GPU is available to this build or machine",
+                     memory_kind_name(kind));
+  }
+  return BufferPrototype(*allocator);
+}
+
+}  // namespace zarrkit
