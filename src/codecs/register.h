@@ -1,0 +1,20 @@
+// One registration function per codec file, called by register_builtin_codecs (builtin.cpp).
+// Each registers the codec's v3 name(s) and, where numcodecs has one, its v2 id.
+#pragma once
+
+namespace zarrkit {
+
+class CodecRegistry;
+
+void register_bytes_codec(CodecRegistry& registry);      // v3 "bytes"
+void register_transpose_codec(CodecRegistry& registry);  // v3 "transpose"
+void register_blosc_codec(CodecRegistry& registry);      // v3 "blosc", v2 "blosc"
+void register_gzip_codec(CodecRegistry& registry);       // v3 "gzip", "numcodecs.gzip"; v2 "gzip"
+void register_zlib_codec(CodecRegistry& registry);       // v3 "numcodecs.zlib"; v2 "zlib"
+void register_zstd_codec(CodecRegistry& registry);       // v3 "zstd", "numcodecs.zstd"; v2 "zstd"
+void register_lz4_codec(CodecRegistry& registry);        // v3 "numcodecs.lz4"; v2 "lz4"
+void register_bz2_codec(CodecRegistry& registry);        // v3 "numcodecs.bz2"; v2 "bz2"
+void register_lzma_codec(CodecRegistry& registry);       // v3 "numcodecs.lzma"; v2 "lzma"
+void register_crc32c_codec(CodecRegistry& registry);     // v3 "crc32c", "numcodecs.crc32c"
+
+}  // namespace zarrkit
