@@ -56,7 +56,8 @@ class Store {
   virtual std::string describe() const = 0;
 
   // The value of `key`, or nullopt if there is none. The bytes land in memory of the
-  // prototype's kind.
+  // prototype's kind. The buffer may share memory with the store (MemoryStore): treat it
+  // as read-only.
   virtual std::optional<Buffer> get(std::string_view key,
                                     const BufferPrototype& prototype = BufferPrototype::host(),
                                     std::optional<ByteRange> range = std::nullopt) = 0;
@@ -75,9 +76,11 @@ class Store {
   // Removes every key under `prefix` ("" means everything).
   virtual void erase_prefix(std::string_view prefix);
 
+  // Prefixes name directories, not string prefixes: "a" and "a/" both mean the keys below
+  // "a/" ("a/b", "a/c/d"), never "ab" nor "a" itself. "" is the root.
   // Every key under `prefix` (recursively), as full keys, sorted.
   virtual std::vector<std::string> list(std::string_view prefix = "") = 0;
-  // The immediate children of the directory `prefix` ("" for the root).
+  // The immediate children of the directory `prefix` ("" for the root), each list sorted.
   virtual DirListing list_dir(std::string_view prefix);
 };
 
@@ -87,5 +90,9 @@ void validate_key(std::string_view key);
 void validate_prefix(std::string_view prefix);
 // Joins path segments with '/', skipping empty ones: join_key("a/b", "zarr.json").
 std::string join_key(std::string_view a, std::string_view b);
+// Validates `prefix` and returns it without its trailing '/' ("" stays "").
+std::string_view normalize_prefix(std::string_view prefix);
+// True when `key` lies below the directory `dir` (already normalized; "" is the root).
+bool key_is_under(std::string_view key, std::string_view dir);
 
 }  // namespace zarrkit

@@ -27,20 +27,21 @@ class LocalStore : public Store {
 
   StoreCapabilities capabilities() const override;
   std::string describe() const override;
-  std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype,
-                            std::optional<ByteRange> range) override;
+  // Defaults repeated from Store so that calls through the concrete type may omit them.
+  std::optional<Buffer> get(std::string_view key,
+                            const BufferPrototype& prototype = BufferPrototype::host(),
+                            std::optional<ByteRange> range = std::nullopt) override;
   std::optional<std::vector<Buffer>> get_ranges(std::string_view key,
                                                 std::span<const ByteRange> ranges,
-                                                const BufferPrototype& prototype) override;
+                                                const BufferPrototype& prototype =
+                                                    BufferPrototype::host()) override;
   bool exists(std::string_view key) override;
   std::optional<std::uint64_t> size(std::string_view key) override;
   void set(std::string_view key, ByteView value) override;
   void erase(std::string_view key) override;
   void erase_prefix(std::string_view prefix) override;
-  std::vector<std::string> list(std::string_view prefix) override;
+  std::vector<std::string> list(std::string_view prefix = "") override;
   DirListing list_dir(std::string_view prefix) override;
-
-  using Store::get;
 
  private:
   std::filesystem::path path_for(std::string_view key) const;

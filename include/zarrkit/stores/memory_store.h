@@ -1,5 +1,8 @@
 // An in-memory store: a sorted map from key to bytes, guarded by a mutex. Values are
-// immutable once stored (set replaces the whole value), so readers get shared buffers.
+// immutable once stored (set replaces the whole value), so a host read returns a view
+// sharing the stored bytes (no copy) that stays valid after the key is overwritten or
+// erased. Reads for pinned memory copy into the prototype's memory; device prototypes are
+// refused with UnsupportedError (the GPU stores fill device memory).
 #pragma once
 
 #include <map>
@@ -17,15 +20,16 @@ class MemoryStore : public Store {
 
   StoreCapabilities capabilities() const override;
   std::string describe() const override;
-  std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype,
-                            std::optional<ByteRange> range) override;
+  // Defaults repeated from Store so that calls through the concrete type may omit them.
+  std::optional<Buffer> get(std::string_view key,
+                            const BufferPrototype& prototype = BufferPrototype::host(),
+                            std::optional<ByteRange> range = std::nullopt) override;
   bool exists(std::string_view key) override;
   std::optional<std::uint64_t> size(std::string_view key) override;
   void set(std::string_view key, ByteView value) override;
   void erase(std::string_view key) override;
-  std::vector<std::string> list(std::string_view prefix) override;
-
-  using Store::get;
+  void erase_prefix(std::string_view prefix) override;  // under one lock
+  std::vector<std::string> list(std::string_view prefix = "") override;
 
  private:
   mutable std::mutex mutex_;

@@ -1,0 +1,101 @@
+#include "zarrkit/stores/memory_store.h"
+
+#include <cstring>
+
+#include "zarrkit/error.h"
+
+namespace zarrkit {
+namespace {
+
+// The keys of `values` below the directory `dir`, as an iterator range.
+template <typename Map>
+auto range_under(Map& values, std::string_view dir) {
+  if (dir.empty()) return std::pair(values.begin(), values.end());
+  // Every key below "dir/" sorts between "dir/" and "dir0" ('0' follows '/').
+  std::string low = std::string(dir) + '/';
+  std::string high = std::string(dir) + static_cast<char>('/' + 1);
+  return std::pair(values.lower_bound(low), values.lower_bound(high));
+}
+
+}  // namespace
+
+StoreCapabilities MemoryStore::capabilities() const {
+  return {.writable = true, .listable = true, .partial_reads = true};
+}
+
+std::string MemoryStore::describe() const {
+  return fmt::format("memory://{}", static_cast<const void*>(this));
+}
+
+std::optional<Buffer> MemoryStore::get(std::string_view key, const BufferPrototype& prototype,
+                                       std::optional<ByteRange> range) {
+  validate_key(key);
+  Buffer stored;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = values_.find(key);
+    if (it == values_.end()) return std::nullopt;
+    stored = it->second;  // shares ownership; the bytes themselves are never modified
+  }
+  auto [begin, end] = range ? range->resolve(stored.size()) : std::pair<std::uint64_t, std::uint64_t>{0, stored.size()};
+  Buffer part = stored.slice(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
+  if (prototype.kind() == MemoryKind::kHost) return part;
+  if (!is_host_accessible(prototype.kind())) {
+    fail_unsupported("{}: cannot read \"{}\" into {} memory; read into host memory and copy",
+                     describe(), key, memory_kind_name(prototype.kind()));
+  }
+  Buffer copy = prototype.allocate(part.size());
+  if (!part.empty()) std::memcpy(copy.data(), part.data(), part.size());
+  return copy;
+}
+
+bool MemoryStore::exists(std::string_view key) {
+  validate_key(key);
+  std::lock_guard lock(mutex_);
+  return values_.find(key) != values_.end();
+}
+
+std::optional<std::uint64_t> MemoryStore::size(std::string_view key) {
+  validate_key(key);
+  std::lock_guard lock(mutex_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  return it->second.size();
+}
+
+void MemoryStore::set(std::string_view key, ByteView value) {
+  validate_key(key);
+  Buffer copy = Buffer::copy_of(value);  // outside the lock: copying may be slow
+  std::lock_guard lock(mutex_);
+  auto it = values_.find(key);
+  if (it != values_.end()) {
+    it->second = std::move(copy);
+  } else {
+    values_.emplace(std::string(key), std::move(copy));
+  }
+}
+
+void MemoryStore::erase(std::string_view key) {
+  validate_key(key);
+  std::lock_guard lock(mutex_);
+  auto it = values_.find(key);
+  if (it != values_.end()) values_.erase(it);
+}
+
+void MemoryStore::erase_prefix(std::string_view prefix) {
+  std::string_view dir = normalize_prefix(prefix);
+  std::lock_guard lock(mutex_);
+  auto [first, last] = range_under(values_, dir);
+  values_.erase(first, last);
+}
+
+std::vector<std::string> MemoryStore::list(std::string_view prefix) {
+  std::string_view dir = normalize_prefix(prefix);
+  std::lock_guard lock(mutex_);
+  auto [first, last] = range_under(values_, dir);
+  std::vector<std::string> keys;
+  for (auto it = first; it != last; ++it) keys.push_back(it->first);
+  return keys;
+}
+
+}  // namespace zarrkit
