@@ -1,25 +1,59 @@
 // A store over a local directory. Keys map to files below the root ("a/c/0/1" ->
-// ROOT/a/c/0/1). Writes go to a temporary file in the same directory and are renamed into
-// place, so a reader or a crash sees the old value or the new one, never a mix. With
-// `durable` the file and its directory are fsynced before a write returns. Keys are
-// validated and resolved paths are checked to stay inside the root.
+// ROOT/a/c/0/1).
+//
+// Reads open the file and pread only the bytes asked for (get_ranges reads all its ranges
+// through one open). A missing file, or a key that names a directory, reads as absent.
+//
+// Writes go to a temporary file in the same directory (".<name>.zarrkit-tmp.<random>")
+// that is then renamed into place, so a reader or a crash sees the old value or the new
+// one, never a mix. Missing parent directories are created. With `durable` the file is
+// fsynced before the rename and its directory after it (and any directory the write
+// created, in its parent), so an acknowledged write survives a crash; a failed fsync is
+// reported, never retried. On any failure the temporary file is removed and IoError is
+// thrown with the system's reason. Listings never show temporary files, so keys whose
+// last segment starts with '.' and contains ".zarrkit-tmp." are reserved.
+//
+// Temporary files left by a crashed writer are deleted when a writable store is opened,
+// if they are more than an hour old (younger ones may belong to a live writer). This walks
+// the whole tree once; set `clean_stale_temp_files = false` to skip it on huge stores.
+//
+// Safety: keys are validated (store.h), and a key is refused with InvalidArgumentError if
+// a path component below the root is a symlink whose resolved target lies outside the root
+// (or cannot be resolved). Symlinks that stay inside the root are followed by reads and
+// writes. Listings show symlinks to files inside the root but never descend into directory
+// symlinks (no loops, no tree listed twice, never out of the root); they skip files whose
+// names are not valid keys, temporary files, and anything not a regular file or directory.
+//
+// erase removes the file and leaves its (possibly empty) directories; list_dir reports
+// such empty directories as prefixes. erase_prefix removes the whole directory tree.
+// Reading into device memory is refused with UnsupportedError (the GPU stores do that).
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "zarrkit/store.h"
 
 namespace zarrkit {
 
+namespace detail {
+class FileIo;
+}
+
 struct LocalStoreOptions {
   bool read_only = false;
   bool durable = false;  // fsync file and directory on every write
   bool create = true;    // create the root directory if missing (when writable)
+  bool clean_stale_temp_files = true;  // on open, when writable (see above)
+  // Tests only: replaces the system calls (src/stores/file_io.h). Null means the real ones.
+  std::shared_ptr<detail::FileIo> io;
 };
 
 class LocalStore : public Store {
  public:
+  // Throws NotFoundError if the root does not exist and is not to be created, and
+  // InvalidArgumentError if it is not a directory.
   explicit LocalStore(std::filesystem::path root, LocalStoreOptions options = {});
   static std::shared_ptr<LocalStore> open(std::filesystem::path root, LocalStoreOptions options = {});
 
@@ -43,10 +77,23 @@ class LocalStore : public Store {
   std::vector<std::string> list(std::string_view prefix = "") override;
   DirListing list_dir(std::string_view prefix) override;
 
+  // Deletes temporary files older than `min_age_seconds`; returns how many. Run on open.
+  std::size_t clean_stale_temp_files(double min_age_seconds = 3600.0);
+
  private:
-  std::filesystem::path path_for(std::string_view key) const;
+  // ROOT/relative, after checking that no existing component below the root is a symlink
+  // leading out of it. `relative` is a validated key or normalized prefix ("" = the root).
+  std::string checked_path(std::string_view relative) const;
+  void require_writable(std::string_view operation, std::string_view key) const;
+  // Creates the missing directories of `relative_dir` below the root.
+  void make_parent_directories(std::string_view relative_dir);
+  void sync_directory(const std::string& path, std::string_view key);
+
   std::filesystem::path root_;
+  std::string root_string_;       // root_ absolute and normalized, without a trailing '/'
+  std::string canonical_root_;    // root_ with symlinks resolved, for containment checks
   LocalStoreOptions options_;
+  std::shared_ptr<detail::FileIo> io_;
 };
 
 }  // namespace zarrkit

@@ -1,0 +1,29 @@
+// The system calls LocalStore makes, behind an interface so that tests can make any of them
+// fail (EIO, ENOSPC), be interrupted (EINTR) or come back short. Each method behaves like
+// the POSIX call of the same name: it returns -1 and sets errno on failure.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <memory>
+
+namespace zarrkit::detail {
+
+class FileIo {
+ public:
+  virtual ~FileIo() = default;
+  virtual int open(const char* path, int flags, mode_t mode);
+  virtual ssize_t pread(int fd, void* buffer, std::size_t count, off_t offset);
+  virtual ssize_t write(int fd, const void* buffer, std::size_t count);
+  virtual int fsync(int fd);
+  virtual int close(int fd);
+  virtual int rename(const char* from, const char* to);
+  virtual int unlink(const char* path);
+  virtual int mkdir(const char* path, mode_t mode);
+};
+
+// The plain system calls; shared by every LocalStore that is given no other.
+const std::shared_ptr<FileIo>& system_file_io();
+
+}  // namespace zarrkit::detail

@@ -1,0 +1,367 @@
+// LocalStore: opening the root, path checks, reads and atomic writes. Listing and bulk
+// removal are in local_store_listing.cpp.
+#include "zarrkit/stores/local_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <thread>
+
+#include "core/checked_math.h"
+#include "stores/file_io.h"
+#include "stores/local_store_internal.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit {
+namespace {
+
+using detail::errno_text;
+using detail::FileIo;
+using detail::retry_eintr;
+
+// A file descriptor closed on scope exit.
+class FileHandle {
+ public:
+  FileHandle(FileIo& io, int fd) : io_(io), fd_(fd) {}
+  FileHandle(const FileHandle&) = delete;
+  FileHandle& operator=(const FileHandle&) = delete;
+  ~FileHandle() {
+    if (fd_ >= 0) io_.close(fd_);
+  }
+  int fd() const { return fd_; }
+  // Closes now and reports the result; EINTR from close still closed the file on Linux.
+  int close() {
+    int result = io_.close(fd_);
+    fd_ = -1;
+    return (result == -1 && errno == EINTR) ? 0 : result;
+  }
+
+ private:
+  FileIo& io_;
+  int fd_;
+};
+
+// A temporary file that is removed unless the write that made it completed.
+class TempFileGuard {
+ public:
+  TempFileGuard(FileIo& io, std::string path) : io_(io), path_(std::move(path)) {}
+  TempFileGuard(const TempFileGuard&) = delete;
+  TempFileGuard& operator=(const TempFileGuard&) = delete;
+  ~TempFileGuard() {
+    if (!committed_) {
+      int saved = errno;
+      io_.unlink(path_.c_str());
+      errno = saved;
+    }
+  }
+  void commit() { committed_ = true; }
+
+ private:
+  FileIo& io_;
+  std::string path_;
+  bool committed_ = false;
+};
+
+// ".<name>.zarrkit-tmp.<16 random hex digits>", short enough for NAME_MAX whatever `name` is.
+std::string temp_file_name(std::string_view final_name) {
+  thread_local std::mt19937_64 random_bits([] {
+    std::random_device device;
+    std::uint64_t seed = (std::uint64_t{device()} << 32) ^ device();
+    return seed ^ std::hash<std::thread::id>{}(std::this_thread::get_id());
+  }());
+  return fmt::format(".{}{}{:016x}", final_name.substr(0, 100), detail::kTempMarker, random_bits());
+}
+
+std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+}  // namespace
+
+// ---- Opening ---------------------------------------------------------------------------
+
+LocalStore::LocalStore(std::filesystem::path root, LocalStoreOptions options)
+    : options_(std::move(options)),
+      io_(options_.io ? options_.io : detail::system_file_io()) {
+  if (root.empty()) fail_invalid("cannot open a local store: the root path is empty");
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(root, ec);
+  if (ec) fail_io("cannot open the local store \"{}\": {}", root.string(), ec.message());
+  root_string_ = absolute.lexically_normal().string();
+  while (root_string_.size() > 1 && root_string_.back() == '/') root_string_.pop_back();
+  root_ = root_string_;
+  if (root_string_ == "/") root_string_.clear();  // so that root_string_ + "/key" is right
+
+  struct stat st;
+  if (::stat(root_.c_str(), &st) != 0) {
+    int error = errno;
+    if (error != ENOENT) fail_io("cannot open the local store \"{}\": {}", root_.string(), errno_text(error));
+    if (options_.read_only || !options_.create) {
+      fail_not_found("cannot open the local store \"{}\": it does not exist", root_.string());
+    }
+    std::filesystem::create_directories(root_, ec);
+    if (ec) fail_io("cannot create the local store root \"{}\": {}", root_.string(), ec.message());
+  } else if (!S_ISDIR(st.st_mode)) {
+    fail_invalid("cannot open the local store \"{}\": it is not a directory", root_.string());
+  }
+  char* resolved = ::realpath(root_.c_str(), nullptr);
+  if (resolved == nullptr) {
+    fail_io("cannot resolve the local store root \"{}\": {}", root_.string(), errno_text(errno));
+  }
+  canonical_root_ = resolved;
+  std::free(resolved);
+
+  if (!options_.read_only && options_.clean_stale_temp_files) clean_stale_temp_files();
+}
+
+std::shared_ptr<LocalStore> LocalStore::open(std::filesystem::path root, LocalStoreOptions options) {
+  return std::make_shared<LocalStore>(std::move(root), std::move(options));
+}
+
+StoreCapabilities LocalStore::capabilities() const {
+  return {.writable = !options_.read_only, .listable = true, .partial_reads = true};
+}
+
+std::string LocalStore::describe() const { return "file://" + root_.string(); }
+
+// ---- Paths ---------------------------------------------------------------------------
+
+std::string LocalStore::checked_path(std::string_view relative) const {
+  std::string path = root_string_;
+  if (!relative.empty()) path.append("/").append(relative);
+  if (path.empty()) path = "/";  // the root is "/" itself
+  // lstat each existing component below the root; a symlink must resolve inside it.
+  for (std::size_t end = root_string_.size() + 1; end <= path.size() && !relative.empty(); ++end) {
+    if (end != path.size() && path[end] != '/') continue;
+    std::string component = path.substr(0, end);
+    struct stat st;
+    if (::lstat(component.c_str(), &st) != 0) {
+      int error = errno;
+      if (error == ENOENT || error == ENOTDIR) break;  // nothing below can exist either
+      fail_io("{}: cannot inspect \"{}\" for key \"{}\": {}", describe(), component, relative,
+              errno_text(error));
+    }
+    if (!S_ISLNK(st.st_mode)) continue;
+    char* resolved = ::realpath(component.c_str(), nullptr);
+    if (resolved == nullptr) {
+      fail_invalid("{}: refusing key \"{}\": the symlink \"{}\" cannot be resolved ({})", describe(),
+                   relative, component, errno_text(errno));
+    }
+    std::string target = resolved;
+    std::free(resolved);
+    if (!detail::path_is_inside(target, canonical_root_)) {
+      fail_invalid("{}: refusing key \"{}\": the symlink \"{}\" leads outside the store to \"{}\"",
+                   describe(), relative, component, target);
+    }
+  }
+  return path;
+}
+
+void LocalStore::require_writable(std::string_view operation, std::string_view key) const {
+  if (options_.read_only) {
+    fail_invalid("{}: cannot {} \"{}\": the store is read-only", describe(), operation, key);
+  }
+}
+
+// ---- Reads ---------------------------------------------------------------------------
+
+namespace {
+
+bool wants_host_memory(const BufferPrototype& prototype) { return is_host_accessible(prototype.kind()); }
+
+// Opens `path` for reading into `handle`; false when there is no such file or it is a
+// directory. Returns the file size through `size`.
+bool open_value(FileIo& io, const std::string& path, std::string_view key, const std::string& store,
+                std::optional<FileHandle>& handle, std::uint64_t& size) {
+  // O_NONBLOCK: opening a FIFO planted in the store must not hang.
+  int fd = retry_eintr([&] { return io.open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0); });
+  if (fd < 0) {
+    int error = errno;
+    if (error == ENOENT || error == ENOTDIR) return false;
+    fail_io("{}: cannot open \"{}\" to read key \"{}\": {}", store, path, key, errno_text(error));
+  }
+  handle.emplace(io, fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    fail_io("{}: cannot stat \"{}\" for key \"{}\": {}", store, path, key, errno_text(errno));
+  }
+  if (S_ISDIR(st.st_mode)) return false;
+  if (!S_ISREG(st.st_mode)) {
+    fail_io("{}: key \"{}\" names \"{}\", which is not a regular file", store, key, path);
+  }
+  size = static_cast<std::uint64_t>(st.st_size);
+  return true;
+}
+
+// Reads [begin, end) of the open file into memory from `prototype`. Short reads are
+// continued; a file that turns out shorter than it was gives the bytes that are there.
+Buffer read_bytes(FileIo& io, int fd, std::uint64_t begin, std::uint64_t end,
+                  const BufferPrototype& prototype, std::string_view key, const std::string& store) {
+  std::size_t length = to_size(end - begin, "value size");
+  Buffer buffer = prototype.allocate(length);
+  std::size_t done = 0;
+  while (done < length) {
+    ssize_t got = retry_eintr([&] {
+      return io.pread(fd, buffer.data() + done, length - done, static_cast<off_t>(begin + done));
+    });
+    if (got < 0) fail_io("{}: cannot read key \"{}\": {}", store, key, errno_text(errno));
+    if (got == 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  buffer.shrink(done);
+  return buffer;
+}
+
+}  // namespace
+
+std::optional<Buffer> LocalStore::get(std::string_view key, const BufferPrototype& prototype,
+                                      std::optional<ByteRange> range) {
+  const ByteRange whole = ByteRange::from_offset(0);
+  auto parts = get_ranges(key, std::span(range ? &*range : &whole, 1), prototype);
+  if (!parts) return std::nullopt;
+  return std::move(parts->front());
+}
+
+std::optional<std::vector<Buffer>> LocalStore::get_ranges(std::string_view key,
+                                                          std::span<const ByteRange> ranges,
+                                                          const BufferPrototype& prototype) {
+  validate_key(key);
+  if (!wants_host_memory(prototype)) {
+    fail_unsupported("{}: cannot read key \"{}\" into {} memory; read into host memory and copy",
+                     describe(), key, memory_kind_name(prototype.kind()));
+  }
+  std::string path = checked_path(key);
+  std::optional<FileHandle> handle;
+  std::uint64_t size = 0;
+  if (!open_value(*io_, path, key, describe(), handle, size)) return std::nullopt;
+  std::vector<Buffer> parts;
+  parts.reserve(ranges.size());
+  for (const ByteRange& range : ranges) {
+    auto [begin, end] = range.resolve(size);
+    parts.push_back(read_bytes(*io_, handle->fd(), begin, end, prototype, key, describe()));
+  }
+  return parts;
+}
+
+std::optional<std::uint64_t> LocalStore::size(std::string_view key) {
+  validate_key(key);
+  std::string path = checked_path(key);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    int error = errno;
+    if (error == ENOENT || error == ENOTDIR) return std::nullopt;
+    fail_io("{}: cannot stat \"{}\" for key \"{}\": {}", describe(), path, key, errno_text(error));
+  }
+  if (S_ISDIR(st.st_mode)) return std::nullopt;
+  if (!S_ISREG(st.st_mode)) {
+    fail_io("{}: key \"{}\" names \"{}\", which is not a regular file", describe(), key, path);
+  }
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+bool LocalStore::exists(std::string_view key) { return size(key).has_value(); }
+
+// ---- Writes --------------------------------------------------------------------------
+
+void LocalStore::set(std::string_view key, ByteView value) {
+  validate_key(key);
+  require_writable("write", key);
+  const std::string path = checked_path(key);
+  const std::string directory = parent_of(path);
+  const std::string name = path.substr(directory.size() + 1);
+
+  std::string temp;
+  int fd = -1;
+  bool made_directories = false;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    temp = directory + '/' + temp_file_name(name);
+    fd = retry_eintr([&] { return io_->open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666); });
+    if (fd >= 0) break;
+    int error = errno;
+    if (error == ENOENT && !made_directories) {
+      std::string_view relative_directory = key.substr(0, key.rfind('/') == std::string_view::npos ? 0 : key.rfind('/'));
+      make_parent_directories(relative_directory);
+      made_directories = true;
+      continue;
+    }
+    if (error == EEXIST && attempt < 8) continue;  // a random name collided: draw another
+    fail_io("{}: cannot write key \"{}\": cannot create the temporary file \"{}\": {}", describe(), key,
+            temp, errno_text(error));
+  }
+  TempFileGuard guard(*io_, temp);
+  FileHandle handle(*io_, fd);
+
+  std::size_t done = 0;
+  while (done < value.size()) {
+    ssize_t wrote = retry_eintr([&] { return io_->write(fd, value.data() + done, value.size() - done); });
+    if (wrote < 0) {
+      fail_io("{}: cannot write key \"{}\" ({} bytes): {}", describe(), key, value.size(), errno_text(errno));
+    }
+    if (wrote == 0) fail_io("{}: cannot write key \"{}\": the file system accepted no bytes", describe(), key);
+    done += static_cast<std::size_t>(wrote);
+  }
+  // A failed fsync may have dropped the dirty pages: report it, never retry it.
+  if (options_.durable && io_->fsync(fd) != 0) {
+    fail_io("{}: cannot write key \"{}\": fsync failed: {}", describe(), key, errno_text(errno));
+  }
+  if (handle.close() != 0) {
+    fail_io("{}: cannot write key \"{}\": closing the file failed: {}", describe(), key, errno_text(errno));
+  }
+  if (retry_eintr([&] { return io_->rename(temp.c_str(), path.c_str()); }) != 0) {
+    fail_io("{}: cannot write key \"{}\": renaming the temporary file into place failed: {}", describe(),
+            key, errno_text(errno));
+  }
+  guard.commit();
+  if (options_.durable) sync_directory(directory, key);
+}
+
+void LocalStore::make_parent_directories(std::string_view relative_dir) {
+  std::string path = root_string_;
+  std::size_t begin = 0;
+  while (begin < relative_dir.size()) {
+    std::size_t end = relative_dir.find('/', begin);
+    if (end == std::string_view::npos) end = relative_dir.size();
+    path.append("/").append(relative_dir.substr(begin, end - begin));
+    begin = end + 1;
+    if (retry_eintr([&] { return io_->mkdir(path.c_str(), 0777); }) == 0) {
+      // A new directory entry is durable only once its parent directory is synced.
+      if (options_.durable) sync_directory(parent_of(path), relative_dir);
+      continue;
+    }
+    int error = errno;
+    if (error == EEXIST) continue;  // an existing non-directory fails at the next step
+    fail_io("{}: cannot create the directory \"{}\": {}", describe(), path, errno_text(error));
+  }
+}
+
+void LocalStore::sync_directory(const std::string& path, std::string_view key) {
+  const std::string& directory = path.empty() ? std::string("/") : path;
+  int fd = retry_eintr([&] { return io_->open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0); });
+  if (fd < 0) {
+    fail_io("{}: cannot sync the directory \"{}\" after writing \"{}\": {}", describe(), directory, key,
+            errno_text(errno));
+  }
+  FileHandle handle(*io_, fd);
+  if (io_->fsync(fd) != 0) {
+    fail_io("{}: \"{}\" is in place but its directory \"{}\" could not be synced: {}", describe(), key,
+            directory, errno_text(errno));
+  }
+}
+
+void LocalStore::erase(std::string_view key) {
+  validate_key(key);
+  require_writable("erase", key);
+  const std::string path = checked_path(key);
+  if (retry_eintr([&] { return io_->unlink(path.c_str()); }) != 0) {
+    int error = errno;
+    if (error == ENOENT || error == ENOTDIR || error == EISDIR) return;  // no such value
+    struct stat st;
+    if (error == EPERM && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return;
+    fail_io("{}: cannot erase key \"{}\": {}", describe(), key, errno_text(error));
+  }
+  if (options_.durable) sync_directory(parent_of(path), key);
+}
+
+}  // namespace zarrkit
