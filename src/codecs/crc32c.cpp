@@ -1,10 +1,213 @@
-// The crc32c codec (bytes->bytes). Implementation in progress; registration is in place so that
-// builtin.cpp links.
+// The crc32c codec (bytes->bytes): appends the CRC-32C (Castagnoli) of the data as 4 bytes,
+// little-endian, and checks it when decoding. Registered as v3 "crc32c" (no configuration)
+// and "numcodecs.crc32c", whose optional "location" may put the checksum at the start.
+#include "codecs/crc32c.h"
+
+#include <array>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <nmmintrin.h>
+#define ZARRKIT_CRC32C_X86 1
+#endif
+
+#include "codecs/compressor_support.h"
 #include "codecs/register.h"
+#include "core/checked_math.h"
 #include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
 
 namespace zarrkit {
 
-void register_crc32c_codec(CodecRegistry& registry) { (void)registry; }
+// ---- The checksum --------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::uint32_t kCastagnoliReflected = 0x82F63B78u;
+
+// Slicing-by-8 tables: table[k][b] is the CRC state after byte b followed by k zero bytes,
+// which lets the portable path fold 8 input bytes per step.
+using SliceTables = std::array<std::array<std::uint32_t, 256>, 8>;
+
+constexpr SliceTables make_slice_tables() {
+  SliceTables tables{};
+  for (std::uint32_t byte = 0; byte < 256; ++byte) {
+    std::uint32_t crc = byte;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ ((crc & 1u) ? kCastagnoliReflected : 0u);
+    tables[0][byte] = crc;
+  }
+  for (std::size_t k = 1; k < 8; ++k) {
+    for (std::size_t byte = 0; byte < 256; ++byte) {
+      std::uint32_t previous = tables[k - 1][byte];
+      tables[k][byte] = (previous >> 8) ^ tables[0][previous & 0xFFu];
+    }
+  }
+  return tables;
+}
+
+constexpr SliceTables kSliceTables = make_slice_tables();
+
+std::uint32_t load_le32(const unsigned char* p) {
+  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+}
+
+#ifdef ZARRKIT_CRC32C_X86
+__attribute__((target("sse4.2"))) std::uint32_t hardware_update(std::uint32_t state, const unsigned char* p,
+                                                                 std::size_t n) {
+  // Single-byte steps until p is 8-byte aligned, then 8 bytes per instruction.
+  while (n != 0 && (reinterpret_cast<std::uintptr_t>(p) & 7u) != 0) {
+    state = _mm_crc32_u8(state, *p++);
+    --n;
+  }
+#if defined(__x86_64__)
+  std::uint64_t wide = state;
+  for (; n >= 8; n -= 8, p += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    wide = _mm_crc32_u64(wide, word);
+  }
+  state = static_cast<std::uint32_t>(wide);
+#endif
+  for (; n >= 4; n -= 4, p += 4) {
+    std::uint32_t word;
+    std::memcpy(&word, p, 4);
+    state = _mm_crc32_u32(state, word);
+  }
+  while (n-- != 0) state = _mm_crc32_u8(state, *p++);
+  return state;
+}
+#endif
+
+// Asked once, lazily, so that a static initialiser elsewhere may already call crc32c().
+bool have_hardware() {
+  static const bool available = [] {
+#ifdef ZARRKIT_CRC32C_X86
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("sse4.2") != 0;
+#else
+    return false;
+#endif
+  }();
+  return available;
+}
+
+}  // namespace
+
+namespace crc32c_detail {
+
+std::uint32_t portable(ByteView data, std::uint32_t crc) {
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  std::size_t n = data.size();
+  std::uint32_t state = ~crc;
+  const auto& t = kSliceTables;
+  for (; n >= 8; n -= 8, p += 8) {
+    std::uint32_t low = load_le32(p) ^ state;
+    std::uint32_t high = load_le32(p + 4);
+    state = t[7][low & 0xFFu] ^ t[6][(low >> 8) & 0xFFu] ^ t[5][(low >> 16) & 0xFFu] ^ t[4][low >> 24] ^
+            t[3][high & 0xFFu] ^ t[2][(high >> 8) & 0xFFu] ^ t[1][(high >> 16) & 0xFFu] ^ t[0][high >> 24];
+  }
+  while (n-- != 0) state = (state >> 8) ^ t[0][(state ^ *p++) & 0xFFu];
+  return ~state;
+}
+
+bool hardware_available() { return have_hardware(); }
+
+std::uint32_t hardware(ByteView data, std::uint32_t crc) {
+#ifdef ZARRKIT_CRC32C_X86
+  if (have_hardware()) {
+    return ~hardware_update(~crc, reinterpret_cast<const unsigned char*>(data.data()), data.size());
+  }
+#endif
+  (void)data;
+  (void)crc;
+  throw InternalError("crc32c: the CPU has no CRC-32C instruction");
+}
+
+}  // namespace crc32c_detail
+
+std::uint32_t crc32c(ByteView data, std::uint32_t crc) {
+  return have_hardware() ? crc32c_detail::hardware(data, crc) : crc32c_detail::portable(data, crc);
+}
+
+// ---- The codec -----------------------------------------------------------------------------
+
+namespace {
+
+using compressor_support::ConfigForm;
+
+constexpr std::size_t kChecksumSize = 4;
+
+class Crc32cCodec final : public BytesToBytesCodec {
+ public:
+  explicit Crc32cCodec(bool checksum_first) : checksum_first_(checksum_first) {}
+
+  // Only the numcodecs form can say "location": "start"; the v3 form is the usual one.
+  std::string_view name() const override { return checksum_first_ ? "numcodecs.crc32c" : "crc32c"; }
+
+  nlohmann::json to_json() const override {
+    nlohmann::json config = nlohmann::json::object();
+    if (checksum_first_) config["location"] = "start";
+    return codec_json(name(), std::move(config));
+  }
+
+  std::optional<std::uint64_t> encoded_size(std::uint64_t decoded_size) const override {
+    return checked_add(decoded_size, kChecksumSize, "crc32c encoded size");
+  }
+
+  Buffer encode(ByteView decoded, const ChunkSpec&) const override {
+    Buffer out = Buffer::allocate(to_size(checked_add(decoded.size(), kChecksumSize, "crc32c encoded size")));
+    std::byte* payload = out.data() + (checksum_first_ ? kChecksumSize : 0);
+    std::byte* checksum = out.data() + (checksum_first_ ? 0 : decoded.size());
+    if (!decoded.empty()) std::memcpy(payload, decoded.data(), decoded.size());
+    std::uint32_t value = crc32c(decoded);
+    for (std::size_t i = 0; i < kChecksumSize; ++i) checksum[i] = static_cast<std::byte>(value >> (8 * i));
+    return out;
+  }
+
+  Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec&) const override {
+    if (encoded.size() < kChecksumSize) {
+      fail_data_loss("crc32c codec: {} bytes cannot hold the 4-byte checksum", encoded.size());
+    }
+    ByteView payload = encoded.subspan(checksum_first_ ? kChecksumSize : 0, encoded.size() - kChecksumSize);
+    ByteView checksum = encoded.subspan(checksum_first_ ? 0 : payload.size(), kChecksumSize);
+    compressor_support::check_decoded_size(payload.size(), decoded_size, "crc32c");
+    std::uint32_t stored = load_le32(reinterpret_cast<const unsigned char*>(checksum.data()));
+    std::uint32_t computed = crc32c(payload);
+    if (stored != computed) {
+      fail_data_loss("crc32c codec: checksum mismatch: stored 0x{:08x}, computed 0x{:08x} over {} bytes", stored,
+                     computed, payload.size());
+    }
+    return Buffer::copy_of(payload);
+  }
+
+ private:
+  bool checksum_first_;
+};
+
+std::shared_ptr<const Codec> make_v3(const nlohmann::json& configuration, const CodecContext&) {
+  compressor_support::check_keys(configuration, {}, "crc32c", ConfigForm::kV3, "crc32c");
+  return std::make_shared<Crc32cCodec>(false);
+}
+
+std::shared_ptr<const Codec> make_numcodecs_v3(const nlohmann::json& configuration, const CodecContext&) {
+  compressor_support::check_keys(configuration, {"location"}, "crc32c", ConfigForm::kV3Numcodecs, "crc32c");
+  bool checksum_first = false;
+  if (auto it = configuration.find("location"); it != configuration.end() && !it->is_null()) {
+    if (*it == "start") {
+      checksum_first = true;
+    } else if (*it != "end") {
+      fail_invalid("crc32c codec: \"location\" must be \"start\" or \"end\", got {}", it->dump());
+    }
+  }
+  return std::make_shared<Crc32cCodec>(checksum_first);
+}
+
+}  // namespace
+
+void register_crc32c_codec(CodecRegistry& registry) {
+  registry.add_v3("crc32c", make_v3);
+  registry.add_v3("numcodecs.crc32c", make_numcodecs_v3);
+}
 
 }  // namespace zarrkit

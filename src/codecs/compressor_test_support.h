@@ -1,0 +1,116 @@
+// Helpers for the tests of the bytes->bytes codecs (gzip_test.cpp, zstd_test.cpp, ...).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "zarrkit/codec.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit::testing {
+
+using Bytes = std::vector<std::byte>;
+
+inline Bytes from_hex(std::string_view hex) {
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    ADD_FAILURE() << "bad hex digit " << c;
+    return 0;
+  };
+  Bytes out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<std::byte>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  }
+  return out;
+}
+
+inline Bytes to_bytes(std::string_view s) {
+  Bytes out(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) out[i] = static_cast<std::byte>(s[i]);
+  return out;
+}
+
+inline Bytes to_vector(const Buffer& b) {
+  auto v = b.view();
+  return Bytes(v.begin(), v.end());
+}
+
+inline ByteView view(const Bytes& b) { return {b.data(), b.size()}; }
+
+inline Bytes concat(const Bytes& a, const Bytes& b) {
+  Bytes out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+// The input the reference encodings in the tests were made from (with numcodecs):
+//   (b"zarrkit compresses chunks; " * 20) + bytes((i * i) % 251 for i in range(300))
+inline Bytes reference_sample() {
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += "zarrkit compresses chunks; ";
+  Bytes out = to_bytes(text);
+  for (unsigned i = 0; i < 300; ++i) out.push_back(static_cast<std::byte>((i * i) % 251));
+  return out;
+}
+
+// Compressible data: runs of a few symbols with a slow drift.
+inline Bytes compressible_bytes(std::size_t n) {
+  Bytes out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>((i / 97) % 7 + (i % 3 == 0 ? 1 : 0));
+  return out;
+}
+
+// Incompressible data: uniform pseudo-random bytes.
+inline Bytes random_bytes(std::size_t n, std::uint32_t seed = 12345) {
+  std::mt19937 engine(seed);
+  Bytes out(n);
+  for (auto& b : out) b = static_cast<std::byte>(engine() & 0xFFu);
+  return out;
+}
+
+inline SizeBound exact(std::uint64_t n) { return {n, true}; }
+inline SizeBound ceiling(std::uint64_t n) { return {n, false}; }
+
+inline std::shared_ptr<const BytesToBytesCodec> as_bytes_codec(std::shared_ptr<const Codec> codec) {
+  auto typed = std::dynamic_pointer_cast<const BytesToBytesCodec>(codec);
+  EXPECT_NE(typed, nullptr) << "not a bytes->bytes codec";
+  return typed;
+}
+
+// Encodes `data` and decodes it back under an exact bound, a tight ceiling and a loose one.
+inline void expect_round_trip(const BytesToBytesCodec& codec, const Bytes& data) {
+  ChunkSpec spec;
+  Buffer encoded = codec.encode(view(data), spec);
+  if (auto size = codec.encoded_size(data.size())) {
+    EXPECT_EQ(encoded.size(), *size);
+  }
+  EXPECT_EQ(to_vector(codec.decode(encoded.view(), exact(data.size()), spec)), data) << "exact bound";
+  EXPECT_EQ(to_vector(codec.decode(encoded.view(), ceiling(data.size()), spec)), data) << "tight ceiling";
+  EXPECT_EQ(to_vector(codec.decode(encoded.view(), ceiling(data.size() * 3 + 1000), spec)), data) << "loose ceiling";
+}
+
+// Runs `f` and checks that it throws exactly ErrorType with `fragment` in its message.
+template <typename ErrorType, typename F>
+void expect_error(F&& f, std::string_view fragment = {}) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an error containing \"" << fragment << "\", got none";
+  } catch (const ErrorType& e) {
+    EXPECT_NE(std::string_view(e.what()).find(fragment), std::string_view::npos)
+        << "message \"" << e.what() << "\" lacks \"" << fragment << "\"";
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong error type: " << e.what();
+  }
+}
+
+}  // namespace zarrkit::testing
