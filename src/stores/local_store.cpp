@@ -302,8 +302,9 @@ void LocalStore::set(std::string_view key, ByteView value) {
     if (wrote == 0) fail_io("{}: cannot write key \"{}\": the file system accepted no bytes", describe(), key);
     done += static_cast<std::size_t>(wrote);
   }
-  // A failed fsync may have dropped the dirty pages: report it, never retry it.
-  if (options_.durable && io_->fsync(fd) != 0) {
+  // A failed fsync may have dropped the dirty pages: report it, never retry it (only an
+  // interruption, which reports nothing about the data, is retried).
+  if (options_.durable && retry_eintr([&] { return io_->fsync(fd); }) != 0) {
     fail_io("{}: cannot write key \"{}\": fsync failed: {}", describe(), key, errno_text(errno));
   }
   if (handle.close() != 0) {
@@ -344,7 +345,7 @@ void LocalStore::sync_directory(const std::string& path, std::string_view key) {
             errno_text(errno));
   }
   FileHandle handle(*io_, fd);
-  if (io_->fsync(fd) != 0) {
+  if (retry_eintr([&] { return io_->fsync(fd); }) != 0) {
     fail_io("{}: \"{}\" is in place but its directory \"{}\" could not be synced: {}", describe(), key,
             directory, errno_text(errno));
   }

@@ -1,0 +1,246 @@
+// LocalStore under failing, interrupted and short system calls (through the FileIo seam).
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <map>
+#include <string>
+
+#include "stores/file_io.h"
+#include "stores/testing/temp_dir.h"
+#include "zarrkit/error.h"
+#include "zarrkit/stores/local_store.h"
+
+namespace zarrkit {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+// Real system calls, with scripted interruptions, short transfers and failures, and a
+// count of every call by name.
+class ScriptedFileIo : public detail::FileIo {
+ public:
+  std::map<std::string, int> calls;
+  bool interrupt_every_other_call = false;
+  std::size_t max_transfer = 0;          // 0: no limit
+  std::map<std::string, int> fail_with;  // call name -> errno, for the next such call only
+
+  int open(const char* path, int flags, mode_t mode) override {
+    if (int e = scripted("open")) return fail(e);
+    return FileIo::open(path, flags, mode);
+  }
+  ssize_t pread(int fd, void* buffer, std::size_t count, off_t offset) override {
+    if (int e = scripted("pread")) return fail(e);
+    return FileIo::pread(fd, buffer, limit(count), offset);
+  }
+  ssize_t write(int fd, const void* buffer, std::size_t count) override {
+    if (int e = scripted("write")) return fail(e);
+    return FileIo::write(fd, buffer, limit(count));
+  }
+  int fsync(int fd) override {
+    if (int e = scripted("fsync")) return fail(e);
+    return FileIo::fsync(fd);
+  }
+  int close(int fd) override {
+    ++calls["close"];
+    return FileIo::close(fd);  // EINTR from close is never retried, so not scripted
+  }
+  int rename(const char* from, const char* to) override {
+    if (int e = scripted("rename")) return fail(e);
+    return FileIo::rename(from, to);
+  }
+  int unlink(const char* path) override {
+    if (int e = scripted("unlink")) return fail(e);
+    return FileIo::unlink(path);
+  }
+  int mkdir(const char* path, mode_t mode) override {
+    if (int e = scripted("mkdir")) return fail(e);
+    return FileIo::mkdir(path, mode);
+  }
+
+ private:
+  // The errno the call `name` must fail with now, or 0 to run it.
+  int scripted(const std::string& name) {
+    int n = ++calls[name];
+    if (auto it = fail_with.find(name); it != fail_with.end()) {
+      int e = it->second;
+      fail_with.erase(it);
+      return e;
+    }
+    if (interrupt_every_other_call && n % 2 == 1) return EINTR;
+    return 0;
+  }
+  static int fail(int e) {
+    errno = e;
+    return -1;
+  }
+  std::size_t limit(std::size_t count) const {
+    return max_transfer == 0 ? count : std::min(count, max_transfer);
+  }
+};
+
+struct Fixture {
+  TempDir dir;
+  std::shared_ptr<ScriptedFileIo> io = std::make_shared<ScriptedFileIo>();
+  LocalStore store{dir.path(), LocalStoreOptions{.io = io}};
+  LocalStore durable_store{dir.path(), LocalStoreOptions{.durable = true, .io = io}};
+
+  std::string read(std::string_view key) {
+    auto value = store.get(key);
+    return value ? std::string(as_chars(value->view())) : "<absent>";
+  }
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    for (const auto& entry : fs::recursive_directory_iterator(dir.path())) {
+      if (!entry.is_directory()) out.push_back(fs::relative(entry.path(), dir.path()).string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+std::string pattern(std::size_t size) {
+  std::string s(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) s[i] = static_cast<char>('a' + i % 23);
+  return s;
+}
+
+TEST(LocalStoreFaults, InterruptedCallsAreRetried) {
+  Fixture f;
+  f.io->interrupt_every_other_call = true;
+  f.store.set("a/b/c", as_bytes("value"));
+  f.durable_store.set("a/b/d", as_bytes("durable"));
+  EXPECT_EQ(f.read("a/b/c"), "value");
+  EXPECT_EQ(f.read("a/b/d"), "durable");
+  f.store.erase("a/b/c");
+  EXPECT_EQ(f.read("a/b/c"), "<absent>");
+  EXPECT_EQ(f.files(), (std::vector<std::string>{"a/b/d"}));
+  EXPECT_GE(f.io->calls["write"], 4);  // two writes, each interrupted once
+}
+
+TEST(LocalStoreFaults, ShortReadsAndWritesAreContinued) {
+  Fixture f;
+  f.io->max_transfer = 7;
+  const std::string value = pattern(1000);
+  f.store.set("k", as_bytes(value));
+  EXPECT_EQ(f.io->calls["write"], 143);  // ceil(1000 / 7)
+  EXPECT_EQ(testing::read_file(f.dir / "k"), value);
+  EXPECT_EQ(f.read("k"), value);
+  EXPECT_EQ(f.io->calls["pread"], 143);
+  auto part = f.store.get("k", BufferPrototype::host(), ByteRange::range(100, 130));
+  ASSERT_TRUE(part);
+  EXPECT_EQ(as_chars(part->view()), value.substr(100, 30));
+}
+
+TEST(LocalStoreFaults, GetRangesOpensTheFileOnce) {
+  Fixture f;
+  f.store.set("shard", as_bytes(pattern(100)));
+  f.io->calls.clear();
+  const ByteRange ranges[] = {ByteRange::last(16), ByteRange::range(0, 10), ByteRange::range(50, 60)};
+  auto parts = f.store.get_ranges("shard", ranges);
+  ASSERT_TRUE(parts);
+  EXPECT_EQ(as_chars((*parts)[0].view()), pattern(100).substr(84));
+  EXPECT_EQ(f.io->calls["open"], 1);
+  EXPECT_EQ(f.io->calls["pread"], 3);
+  EXPECT_EQ(f.io->calls["close"], 1);
+}
+
+TEST(LocalStoreFaults, DiskFullKeepsTheOldValueAndRemovesTheTemporaryFile) {
+  Fixture f;
+  f.store.set("a/k", as_bytes("old"));
+  f.io->fail_with["write"] = ENOSPC;
+  try {
+    f.store.set("a/k", as_bytes(pattern(5000)));
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a/k"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(f.read("a/k"), "old");
+  EXPECT_EQ(f.files(), (std::vector<std::string>{"a/k"}));
+}
+
+TEST(LocalStoreFaults, FailedFsyncIsReportedAndNotRetried) {
+  Fixture f;
+  f.store.set("k", as_bytes("old"));
+  f.io->calls.clear();
+  f.io->fail_with["fsync"] = EIO;
+  EXPECT_THROW(f.durable_store.set("k", as_bytes("new")), IoError);
+  EXPECT_EQ(f.io->calls["fsync"], 1);
+  EXPECT_EQ(f.io->calls["rename"], 0);  // never renamed into place after a failed fsync
+  EXPECT_EQ(f.read("k"), "old");
+  EXPECT_EQ(f.files(), (std::vector<std::string>{"k"}));
+}
+
+// Fails the second fsync: in a durable overwrite that is the directory's, after the rename.
+class DirectorySyncFails : public ScriptedFileIo {
+ public:
+  int fsync(int fd) override {
+    if (++count == 2) {
+      errno = EIO;
+      return -1;
+    }
+    return ScriptedFileIo::fsync(fd);
+  }
+  int count = 0;
+};
+
+TEST(LocalStoreFaults, FailedDirectorySyncIsReported) {
+  TempDir dir;
+  LocalStore(dir.path()).set("k", as_bytes("v1"));
+  LocalStore store(dir.path(), LocalStoreOptions{.durable = true, .io = std::make_shared<DirectorySyncFails>()});
+  try {
+    store.set("k", as_bytes("v2"));
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    // The value is in place but the write is not acknowledged as durable.
+    EXPECT_NE(std::string(e.what()).find("could not be synced"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(testing::read_file(dir / "k"), "v2");
+}
+
+TEST(LocalStoreFaults, DurableWritesSyncFileAndDirectories) {
+  Fixture f;
+  f.durable_store.set("new_dir/k", as_bytes("v"));
+  // The new directory's entry in the root, the file, then the file's entry in new_dir.
+  EXPECT_EQ(f.io->calls["fsync"], 3);
+  f.io->calls.clear();
+  f.durable_store.set("new_dir/k", as_bytes("v2"));
+  EXPECT_EQ(f.io->calls["fsync"], 2);
+  f.io->calls.clear();
+  f.store.set("new_dir/k", as_bytes("v3"));
+  EXPECT_EQ(f.io->calls["fsync"], 0);
+  f.durable_store.erase("new_dir/k");
+  EXPECT_EQ(f.io->calls["fsync"], 1);
+}
+
+TEST(LocalStoreFaults, FailedRenameRemovesTheTemporaryFile) {
+  Fixture f;
+  f.store.set("k", as_bytes("old"));
+  f.io->fail_with["rename"] = EXDEV;
+  EXPECT_THROW(f.store.set("k", as_bytes("new")), IoError);
+  EXPECT_EQ(f.read("k"), "old");
+  EXPECT_EQ(f.files(), (std::vector<std::string>{"k"}));
+}
+
+TEST(LocalStoreFaults, FailedMkdirIsAnIoError) {
+  Fixture f;
+  f.io->fail_with["mkdir"] = EACCES;
+  EXPECT_THROW(f.store.set("a/b", as_bytes("x")), IoError);
+  EXPECT_TRUE(f.files().empty());
+}
+
+TEST(LocalStoreFaults, ReadFailuresAreIoErrors) {
+  Fixture f;
+  f.store.set("k", as_bytes("value"));
+  f.io->fail_with["open"] = EACCES;
+  EXPECT_THROW(f.store.get("k"), IoError);
+  f.io->fail_with["pread"] = EIO;
+  EXPECT_THROW(f.store.get("k"), IoError);
+  f.io->fail_with["unlink"] = EROFS;
+  EXPECT_THROW(f.store.erase("k"), IoError);
+  EXPECT_EQ(f.read("k"), "value");  // and the store works again afterwards
+}
+
+}  // namespace
+}  // namespace zarrkit
