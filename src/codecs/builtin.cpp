@@ -1,0 +1,34 @@
+// The registry of every codec zarrkit ships. Registration is explicit: each codec file
+// exposes one function, called here, so nothing depends on static initialisation order.
+#include "codecs/register.h"
+#include "zarrkit/codec_registry.h"
+
+namespace zarrkit {
+
+void register_builtin_codecs(CodecRegistry& registry) {
+  // array->array
+  register_transpose_codec(registry);
+  // array->bytes
+  register_bytes_codec(registry);
+  // bytes->bytes
+  register_blosc_codec(registry);
+  register_gzip_codec(registry);
+  register_zlib_codec(registry);
+  register_zstd_codec(registry);
+  register_lz4_codec(registry);
+  register_bz2_codec(registry);
+  register_lzma_codec(registry);
+  register_crc32c_codec(registry);
+}
+
+const CodecRegistry& CodecRegistry::builtin() {
+  // Built on first use; C++ makes this initialisation thread-safe.
+  static const CodecRegistry registry = [] {
+    CodecRegistry r;
+    register_builtin_codecs(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace zarrkit

@@ -1,0 +1,13 @@
+#include "zarrkit/codec.h"
+
+namespace zarrkit {
+
+nlohmann::json codec_json(std::string_view name, nlohmann::json configuration) {
+  nlohmann::json out = nlohmann::json::object();
+  out["name"] = std::string(name);
+  // zarr-python writes {"name": "crc32c"} with no configuration when there is nothing to say.
+  if (configuration.is_object() && !configuration.empty()) out["configuration"] = std::move(configuration);
+  return out;
+}
+
+}  // namespace zarrkit
