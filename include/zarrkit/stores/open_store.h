@@ -15,9 +15,26 @@ struct StoreLocation {
   std::string path;  // node path inside the store ("" for the root)
 };
 
-// `location` names a store and optionally a node inside it. For a filesystem path the
-// store root is the outermost directory that is part of a Zarr hierarchy and `path` the
-// rest. `for_writing` allows the location not to exist yet (the root is then the path).
+// `location` names a store and optionally a node inside it:
+//   "memory://" or "memory://group/array"  a new, empty MemoryStore (and that node path);
+//   "file:///abs/path" or "file://localhost/abs/path"  (percent-escapes decoded), and
+//   a plain path, absolute or relative to the working directory.
+// Other schemes are refused with UnsupportedError.
+//
+// Finding the store root of an existing directory: start at the directory itself and walk
+// up while the parent directory is a Zarr node (holds zarr.json, .zgroup or .zarray). So
+// with data.zarr/ and data.zarr/group/ both groups, "data.zarr/group/array" opens the store
+// at data.zarr with node path "group/array". A directory whose parent is not a node (for
+// instance one that is not a node itself, or the top of a hierarchy) is the store root
+// and the node path is "".
+//
+// A path that does not exist is NotFoundError, unless `for_writing`: then the path itself
+// becomes the root (created with its missing parents) and the node path is "". On disk
+// that is the same as creating the node inside an enclosing hierarchy, since keys map to
+// files. A path that is not a directory is InvalidArgumentError.
+//
+// Without `for_writing` a local store is opened read-only (its writes are refused, and
+// stale temporary files are left alone); with it, writable.
 StoreLocation open_location(std::string_view location, bool for_writing = false);
 
 }  // namespace zarrkit
