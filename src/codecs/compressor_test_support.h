@@ -113,4 +113,60 @@ void expect_error(F&& f, std::string_view fragment = {}) {
   }
 }
 
+// Every proper prefix of a valid encoding of `decoded_size` bytes fails with DataLossError,
+// under an exact bound and under a ceiling.
+inline void expect_truncations_rejected(const BytesToBytesCodec& codec, const Bytes& encoded,
+                                        std::uint64_t decoded_size) {
+  ChunkSpec spec;
+  for (std::size_t n = 0; n < encoded.size(); ++n) {
+    ByteView prefix = view(encoded).first(n);
+    expect_error<DataLossError>([&] { codec.decode(prefix, exact(decoded_size), spec); });
+    expect_error<DataLossError>([&] { codec.decode(prefix, ceiling(decoded_size * 2 + 100), spec); });
+  }
+}
+
+// Flipping any one bit of `encoded` at the given positions fails with DataLossError.
+inline void expect_corruptions_rejected(const BytesToBytesCodec& codec, const Bytes& encoded,
+                                        std::uint64_t decoded_size, std::size_t first, std::size_t end,
+                                        std::uint8_t mask = 0x10) {
+  ChunkSpec spec;
+  for (std::size_t i = first; i < end; ++i) {
+    Bytes corrupt = encoded;
+    corrupt[i] ^= std::byte{mask};
+    SCOPED_TRACE("byte " + std::to_string(i));
+    expect_error<DataLossError>([&] { codec.decode(view(corrupt), exact(decoded_size), spec); });
+  }
+}
+
+// A small input that decodes to far more than the bound (a decompression bomb) fails with
+// "decoded size exceeds" under both kinds of bound, and so does output one byte too long.
+inline void expect_size_bounds_enforced(const BytesToBytesCodec& codec) {
+  ChunkSpec spec;
+  const Bytes zeros(std::size_t{16} << 20, std::byte{0});
+  Buffer bomb = codec.encode(view(zeros), spec);
+  EXPECT_LT(bomb.size(), zeros.size() / 100) << "the bomb should be small";
+  expect_error<DataLossError>([&] { codec.decode(bomb.view(), exact(1 << 20), spec); }, "decoded size exceeds");
+  expect_error<DataLossError>([&] { codec.decode(bomb.view(), ceiling(1 << 20), spec); }, "decoded size exceeds");
+  expect_error<DataLossError>([&] { codec.decode(bomb.view(), ceiling(0), spec); }, "decoded size exceeds");
+
+  const Bytes data = compressible_bytes(100000);
+  Buffer encoded = codec.encode(view(data), spec);
+  expect_error<DataLossError>([&] { codec.decode(encoded.view(), exact(data.size() - 1), spec); },
+                              "decoded size exceeds");
+  expect_error<DataLossError>([&] { codec.decode(encoded.view(), ceiling(data.size() - 1), spec); },
+                              "decoded size exceeds");
+  expect_error<DataLossError>([&] { codec.decode(encoded.view(), exact(data.size() + 1), spec); },
+                              "expected exactly");
+  expect_error<DataLossError>([&] { codec.decode(encoded.view(), exact(0), spec); }, "decoded size exceeds");
+}
+
+// Round trips on empty, tiny, large compressible and incompressible data.
+inline void expect_round_trips(const BytesToBytesCodec& codec) {
+  expect_round_trip(codec, {});
+  expect_round_trip(codec, Bytes{std::byte{42}});
+  expect_round_trip(codec, reference_sample());
+  expect_round_trip(codec, compressible_bytes(3 << 20));
+  expect_round_trip(codec, random_bytes(300000));
+}
+
 }  // namespace zarrkit::testing
