@@ -1,10 +1,218 @@
-// The zstd codec (bytes->bytes). Implementation in progress; registration is in place so that
-// builtin.cpp links.
+// The zstd codec (bytes->bytes): Zstandard frames (RFC 8878), as the "zstd" codec of
+// zarr-extensions and numcodecs' Zstd (v2 id "zstd", v3 also "numcodecs.zstd") use them.
+//
+// Encoding writes one frame that records its content size (several decoders need it).
+// Decoding accepts any sequence of frames, with or without content sizes: TensorStore and
+// the zstd tool write streaming frames without one. Declared sizes are never trusted for
+// allocation beyond the caller's bound.
+#include <memory>
+
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "codecs/compressor_support.h"
 #include "codecs/register.h"
+#include "core/checked_math.h"
 #include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
 
 namespace zarrkit {
+namespace {
 
-void register_zstd_codec(CodecRegistry& registry) { (void)registry; }
+using compressor_support::BoundedOutput;
+using compressor_support::ConfigForm;
+
+constexpr std::int64_t kMinLevel = -131072;  // ZSTD_minCLevel(): -(1 << 17)
+constexpr std::int64_t kMaxLevel = 22;       // ZSTD_maxCLevel()
+
+// libzstd's default limit on the window of a streaming decoder (ZSTD_WINDOWLOG_LIMIT_DEFAULT,
+// which the stable API does not export).
+constexpr int kWindowLogLimit = 27;
+
+// Below this ceiling, output of unknown size is decoded in one call into a buffer of the
+// ceiling's size: zstd then needs no window buffer of its own, whatever window the frame
+// asks for. Above it, streaming output grows on demand and zstd's window buffer, which
+// libzstd caps at 2^27 bytes by default, stays smaller than the ceiling.
+constexpr std::uint64_t kOneShotCeiling = std::uint64_t{1} << kWindowLogLimit;
+
+struct CCtxDeleter {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+struct DCtxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+
+// Contexts are reused per thread: making one costs more than compressing a small chunk.
+ZSTD_CCtx& thread_cctx() {
+  thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx;
+  if (!cctx) {
+    cctx.reset(ZSTD_createCCtx());
+    if (!cctx) fail_resource("zstd codec: cannot allocate a compression context");
+  }
+  ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_session_and_parameters);
+  return *cctx;
+}
+
+ZSTD_DCtx& thread_dctx() {
+  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx;
+  if (!dctx) {
+    dctx.reset(ZSTD_createDCtx());
+    if (!dctx) fail_resource("zstd codec: cannot allocate a decompression context");
+  }
+  ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_only);  // a failed call may have left state
+  return *dctx;
+}
+
+// Throws the error that a failed zstd decompression call means.
+[[noreturn]] void fail_decompress(std::size_t rc, const BoundedOutput* out) {
+  switch (ZSTD_getErrorCode(rc)) {
+    case ZSTD_error_dstSize_tooSmall:
+      if (out != nullptr) out->fail_too_large();
+      break;
+    case ZSTD_error_memory_allocation:
+      fail_resource("zstd codec: out of memory while decompressing");
+    case ZSTD_error_frameParameter_windowTooLarge:
+      fail_resource("zstd codec: the frame needs a window larger than the limit of {} bytes",
+                    std::uint64_t{1} << kWindowLogLimit);
+    default:
+      break;
+  }
+  fail_data_loss("zstd codec: corrupt zstd data: {}", ZSTD_getErrorName(rc));
+}
+
+// The total content size the frames of `input` declare; nullopt when one does not say.
+// Corrupt headers are DataLossError. (ZSTD_findDecompressedSize does this, but is not in
+// the stable API.)
+std::optional<std::uint64_t> declared_size(ByteView input) {
+  std::uint64_t total = 0;
+  while (!input.empty()) {
+    const unsigned long long size = ZSTD_getFrameContentSize(input.data(), input.size());  // 0 if skippable
+    if (size == ZSTD_CONTENTSIZE_ERROR) fail_data_loss("zstd codec: corrupt zstd data: bad frame header");
+    if (size == ZSTD_CONTENTSIZE_UNKNOWN) return std::nullopt;
+    const std::size_t frame_size = ZSTD_findFrameCompressedSize(input.data(), input.size());
+    if (ZSTD_isError(frame_size)) fail_data_loss("zstd codec: corrupt zstd data: {}", ZSTD_getErrorName(frame_size));
+    auto sum = try_add(total, size);
+    if (!sum) fail_data_loss("zstd codec: the frames declare more than 2^64 bytes");
+    total = *sum;
+    input = input.subspan(frame_size);
+  }
+  return total;
+}
+
+// Decodes every frame of `input` in one call into `out`'s buffer, which must be as large
+// as the output may be.
+Buffer decode_one_shot(ByteView input, BoundedOutput& out) {
+  MutableByteView room = out.room();
+  const std::size_t rc = ZSTD_decompressDCtx(&thread_dctx(), room.data(), room.size(), input.data(), input.size());
+  if (ZSTD_isError(rc)) fail_decompress(rc, &out);
+  out.produced(rc);
+  return out.finish();
+}
+
+Buffer decode_streaming(ByteView input, BoundedOutput& out) {
+  ZSTD_DCtx& dctx = thread_dctx();
+  ZSTD_inBuffer in{input.data(), input.size(), 0};
+  std::byte probe[1];  // where output past a full bound goes, to tell "exceeds" from "ends here"
+  while (true) {
+    MutableByteView room = out.room();
+    const bool probing = room.empty();
+    if (probing) room = MutableByteView(probe, 1);
+    ZSTD_outBuffer o{room.data(), room.size(), 0};
+    const std::size_t rc = ZSTD_decompressStream(&dctx, &o, &in);
+    if (ZSTD_isError(rc)) fail_decompress(rc, &out);
+    if (probing && o.pos != 0) out.fail_too_large();
+    if (!probing) out.produced(o.pos);
+    if (rc == 0 && in.pos == in.size) return out.finish();  // the last frame is complete
+    // With room left in the output, zstd has used all the input it could: a frame is cut short.
+    if (in.pos == in.size && o.pos < o.size) {
+      fail_data_loss("zstd codec: the zstd data is truncated ({} bytes decoded from {} input bytes)", out.size(),
+                     input.size());
+    }
+  }
+}
+
+class ZstdCodec final : public BytesToBytesCodec {
+ public:
+  ZstdCodec(int level, bool checksum) : level_(level), checksum_(checksum) {}
+
+  std::string_view name() const override { return "zstd"; }
+
+  nlohmann::json to_json() const override {
+    nlohmann::json config = {{"level", level_}};
+    if (checksum_) config["checksum"] = true;  // left out when false (zarr-extensions)
+    return codec_json(name(), std::move(config));
+  }
+  std::optional<nlohmann::json> to_v2_json() const override {
+    return nlohmann::json{{"id", "zstd"}, {"level", level_}, {"checksum", checksum_}};
+  }
+
+  Buffer encode(ByteView decoded, const ChunkSpec&) const override {
+    ZSTD_CCtx& cctx = thread_cctx();
+    check_setting(ZSTD_CCtx_setParameter(&cctx, ZSTD_c_compressionLevel, level_));
+    check_setting(ZSTD_CCtx_setParameter(&cctx, ZSTD_c_checksumFlag, checksum_ ? 1 : 0));
+    check_setting(ZSTD_CCtx_setParameter(&cctx, ZSTD_c_contentSizeFlag, 1));
+    const std::size_t bound = ZSTD_compressBound(decoded.size());
+    if (ZSTD_isError(bound)) fail_invalid("zstd codec: {} bytes are too many to compress", decoded.size());
+    Buffer out = Buffer::allocate(bound);
+    const std::size_t written = ZSTD_compress2(&cctx, out.data(), out.size(), decoded.data(), decoded.size());
+    if (ZSTD_isError(written)) {
+      if (ZSTD_getErrorCode(written) == ZSTD_error_memory_allocation) {
+        fail_resource("zstd codec: out of memory while compressing");
+      }
+      throw InternalError(fmt::format("zstd codec: compression failed: {}", ZSTD_getErrorName(written)));
+    }
+    return compressor_support::fit_to(std::move(out), written);
+  }
+
+  Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec&) const override {
+    // ZSTD_decompressDCtx reads an empty input as zero frames; an empty chunk is not valid zstd.
+    if (encoded.empty()) fail_data_loss("zstd codec: the zstd data is empty (no frame)");
+    const std::optional<std::uint64_t> declared = declared_size(encoded);
+    // Sizes the frames declare are checked before anything is decoded (zstd checks
+    // afterwards that each frame holds what it declared).
+    if (declared) compressor_support::check_decoded_size(*declared, decoded_size, "zstd");
+    if (decoded_size.exact) {
+      BoundedOutput out(decoded_size, "zstd", encoded.size());
+      return decode_one_shot(encoded, out);
+    }
+    if (declared) {
+      BoundedOutput out(decoded_size, "zstd", encoded.size(), *declared);
+      return decode_one_shot(encoded, out);
+    }
+    if (decoded_size.bytes <= kOneShotCeiling) {
+      BoundedOutput out({decoded_size.bytes, false}, "zstd", encoded.size(), decoded_size.bytes);
+      return decode_one_shot(encoded, out);
+    }
+    BoundedOutput out(decoded_size, "zstd", encoded.size());
+    return decode_streaming(encoded, out);
+  }
+
+ private:
+  static void check_setting(std::size_t rc) {
+    if (ZSTD_isError(rc)) {
+      throw InternalError(fmt::format("zstd codec: cannot set a compression parameter: {}", ZSTD_getErrorName(rc)));
+    }
+  }
+
+  int level_;
+  bool checksum_;
+};
+
+std::shared_ptr<const Codec> make_zstd(const nlohmann::json& config, ConfigForm form) {
+  compressor_support::check_keys(config, {"level", "checksum"}, "zstd", form, "zstd");
+  // 0 asks zstd for its default level; it is also numcodecs' default.
+  auto level = compressor_support::optional_int(config, "level", kMinLevel, kMaxLevel, "zstd").value_or(0);
+  bool checksum = compressor_support::optional_bool(config, "checksum", "zstd").value_or(false);
+  return std::make_shared<ZstdCodec>(static_cast<int>(level), checksum);
+}
+
+}  // namespace
+
+void register_zstd_codec(CodecRegistry& registry) {
+  registry.add_v3("zstd", [](const nlohmann::json& c, const CodecContext&) { return make_zstd(c, ConfigForm::kV3); });
+  registry.add_v3("numcodecs.zstd",
+                  [](const nlohmann::json& c, const CodecContext&) { return make_zstd(c, ConfigForm::kV3Numcodecs); });
+  registry.add_v2("zstd", [](const nlohmann::json& c, const CodecContext&) { return make_zstd(c, ConfigForm::kV2); });
+}
 
 }  // namespace zarrkit
