@@ -1,0 +1,198 @@
+#include <gtest/gtest.h>
+
+#include "zarrkit/error.h"
+#include "zarrkit/metadata.h"
+
+namespace zarrkit {
+namespace {
+
+using json = nlohmann::json;
+
+TEST(DtypeV3, CoreNamesRoundTrip) {
+  const std::pair<const char*, DataType> cases[] = {
+      {"bool", DataType::boolean()},       {"int8", DataType::int_(8)},          {"int16", DataType::int_(16)},
+      {"int32", DataType::int_(32)},       {"int64", DataType::int_(64)},        {"uint8", DataType::uint_(8)},
+      {"uint16", DataType::uint_(16)},     {"uint32", DataType::uint_(32)},      {"uint64", DataType::uint_(64)},
+      {"float16", DataType::float_(16)},   {"float32", DataType::float_(32)},    {"float64", DataType::float_(64)},
+      {"complex64", DataType::complex_(64)}, {"complex128", DataType::complex_(128)},
+      {"bfloat16", DataType::bfloat16()},  {"r8", DataType::raw_bits(8)},        {"r24", DataType::raw_bits(24)},
+      {"r256", DataType::raw_bits(256)}};
+  for (const auto& [name, type] : cases) {
+    EXPECT_EQ(parse_dtype_v3(name), type) << name;
+    EXPECT_EQ(dtype_to_v3_json(type), json(name)) << name;
+    // The object form with no configuration (or an empty one) is the same type.
+    EXPECT_EQ(parse_dtype_v3(json{{"name", name}}), type) << name;
+    EXPECT_EQ(parse_dtype_v3(json{{"name", name}, {"configuration", json::object()}, {"must_understand", true}}), type);
+  }
+}
+
+TEST(DtypeV3, ZarrPythonExtensionTypes) {
+  const json dt = {{"name", "numpy.datetime64"}, {"configuration", {{"unit", "ns"}, {"scale_factor", 1}}}};
+  EXPECT_EQ(parse_dtype_v3(dt), DataType::datetime("ns", 1));
+  EXPECT_EQ(dtype_to_v3_json(parse_dtype_v3(dt)), dt);
+  const json td = {{"name", "numpy.timedelta64"}, {"configuration", {{"unit", "s"}, {"scale_factor", 10}}}};
+  EXPECT_EQ(parse_dtype_v3(td), DataType::timedelta("s", 10));
+  EXPECT_EQ(dtype_to_v3_json(parse_dtype_v3(td)), td);
+  const json u = {{"name", "fixed_length_utf32"}, {"configuration", {{"length_bytes", 28}}}};
+  EXPECT_EQ(parse_dtype_v3(u), DataType::fixed_unicode(7));
+  EXPECT_EQ(dtype_to_v3_json(DataType::fixed_unicode(7)), u);
+  const json s = {{"name", "null_terminated_bytes"}, {"configuration", {{"length_bytes", 5}}}};
+  EXPECT_EQ(parse_dtype_v3(s), DataType::fixed_bytes(5));
+  EXPECT_EQ(dtype_to_v3_json(DataType::fixed_bytes(5)), s);
+}
+
+TEST(DtypeV3, RefusesBadTypes) {
+  const std::pair<json, ErrorCode> cases[] = {
+      {"int128", ErrorCode::kUnsupported},
+      {"float8", ErrorCode::kUnsupported},
+      {"Int32", ErrorCode::kUnsupported},
+      {"string", ErrorCode::kUnsupported},
+      {"variable_length_bytes", ErrorCode::kUnsupported},
+      {"raw_bytes", ErrorCode::kUnsupported},
+      {"r0", ErrorCode::kInvalidArgument},
+      {"r7", ErrorCode::kInvalidArgument},
+      {"r08", ErrorCode::kInvalidArgument},
+      {"r99999999999999999999", ErrorCode::kInvalidArgument},
+      {"r-8", ErrorCode::kUnsupported},  // not r<digits>: an unknown name
+      {"", ErrorCode::kInvalidArgument},
+      {42, ErrorCode::kInvalidArgument},
+      {nullptr, ErrorCode::kInvalidArgument},
+      {json::array({"int32"}), ErrorCode::kInvalidArgument},
+      {json{{"name", 3}}, ErrorCode::kInvalidArgument},
+      {json{{"configuration", json::object()}}, ErrorCode::kInvalidArgument},
+      {json{{"name", "int32"}, {"must_understand", false}}, ErrorCode::kInvalidArgument},
+      {json{{"name", "int32"}, {"configuration", {{"endian", "little"}}}}, ErrorCode::kInvalidArgument},
+      {json{{"name", "int32"}, {"extra", 1}}, ErrorCode::kInvalidArgument},
+      {json{{"name", "int32"}, {"configuration", 5}}, ErrorCode::kInvalidArgument},
+      {json{{"name", "numpy.datetime64"}, {"configuration", {{"unit", "fortnight"}, {"scale_factor", 1}}}},
+       ErrorCode::kInvalidArgument},
+      {json{{"name", "numpy.datetime64"}, {"configuration", {{"unit", "ns"}, {"scale_factor", 0}}}},
+       ErrorCode::kInvalidArgument},
+      {json{{"name", "numpy.datetime64"}, {"configuration", {{"unit", "ns"}}}}, ErrorCode::kInvalidArgument},
+      {json{{"name", "fixed_length_utf32"}, {"configuration", {{"length_bytes", 6}}}}, ErrorCode::kInvalidArgument},
+      {json{{"name", "null_terminated_bytes"}, {"configuration", {{"length_bytes", 0}}}}, ErrorCode::kInvalidArgument},
+      {json{{"name", "null_terminated_bytes"}, {"configuration", {{"length_bytes", -1}}}}, ErrorCode::kInvalidArgument},
+  };
+  for (const auto& [input, code] : cases) {
+    try {
+      parse_dtype_v3(input);
+      ADD_FAILURE() << input.dump() << " parsed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << input.dump() << ": " << e.what();
+    }
+  }
+  EXPECT_THROW(dtype_to_v3_json(DataType::string()), UnsupportedError);
+}
+
+TEST(DtypeV2, TypeStringsRoundTripWithByteOrder) {
+  struct Case {
+    const char* text;
+    DataType type;
+    std::optional<Endian> endian;
+  };
+  const Case cases[] = {
+      {"|b1", DataType::boolean(), std::nullopt},
+      {"|i1", DataType::int_(8), std::nullopt},
+      {"<i2", DataType::int_(16), Endian::kLittle},
+      {">i4", DataType::int_(32), Endian::kBig},
+      {"<i8", DataType::int_(64), Endian::kLittle},
+      {"|u1", DataType::uint_(8), std::nullopt},
+      {">u2", DataType::uint_(16), Endian::kBig},
+      {"<u8", DataType::uint_(64), Endian::kLittle},
+      {"<f2", DataType::float_(16), Endian::kLittle},
+      {">f4", DataType::float_(32), Endian::kBig},
+      {"<f8", DataType::float_(64), Endian::kLittle},
+      {"<c8", DataType::complex_(64), Endian::kLittle},
+      {">c16", DataType::complex_(128), Endian::kBig},
+      {"|S7", DataType::fixed_bytes(7), std::nullopt},
+      {"<U13", DataType::fixed_unicode(13), Endian::kLittle},
+      {">U13", DataType::fixed_unicode(13), Endian::kBig},
+      {"|V8", DataType::raw_bits(64), std::nullopt},
+      {"<M8[ns]", DataType::datetime("ns"), Endian::kLittle},
+      {">m8[10s]", DataType::timedelta("s", 10), Endian::kBig},
+      {"<M8", DataType::datetime("generic"), Endian::kLittle},
+      {"<M8[D]", DataType::datetime("D"), Endian::kLittle},
+  };
+  for (const auto& c : cases) {
+    const DataType t = parse_dtype_v2(c.text);
+    EXPECT_EQ(t, c.type) << c.text;
+    EXPECT_EQ(t.storage_endian(), c.endian) << c.text;
+    EXPECT_EQ(dtype_to_v2_json(t), json(c.text)) << c.text;
+  }
+  // One-byte types take any order mark; NumPy normalises them to '|'.
+  EXPECT_EQ(dtype_to_v2_json(parse_dtype_v2("<u1")), json("|u1"));
+  EXPECT_EQ(parse_dtype_v2(">b1"), DataType::boolean());
+  // A type with no recorded order is written little-endian.
+  EXPECT_EQ(dtype_to_v2_json(DataType::float_(32)), json("<f4"));
+}
+
+TEST(DtypeV2, StructuredListsArePacked) {
+  const json list = json::parse(R"([["a", "<i4"], ["b", "<f8", [2, 3]], ["c", "|u1"], ["d", [["x", "<i2"], ["y", "|b1"]]]])");
+  const DataType t = parse_dtype_v2(list);
+  ASSERT_EQ(t.kind(), DataTypeKind::kStructured);
+  ASSERT_EQ(t.fields().size(), 4u);
+  EXPECT_EQ(t.fields()[0].offset, 0u);
+  EXPECT_EQ(t.fields()[1].offset, 4u);
+  EXPECT_EQ(t.fields()[1].shape, (std::vector<std::uint64_t>{2, 3}));
+  EXPECT_EQ(t.fields()[2].offset, 52u);
+  EXPECT_EQ(t.fields()[3].offset, 53u);
+  EXPECT_EQ(t.fields()[3].type.size(), 3u);
+  EXPECT_EQ(t.size(), 56u);
+  EXPECT_EQ(t.storage_endian(), Endian::kLittle);
+  EXPECT_EQ(dtype_to_v2_json(t), list);
+
+  const DataType big = parse_dtype_v2(json::parse(R"([["a", ">i4"], ["b", "|S3"]])"));
+  EXPECT_EQ(big.storage_endian(), Endian::kBig);
+  EXPECT_FALSE(parse_dtype_v2(json::parse(R"([["a", "|u1"]])")).storage_endian().has_value());
+}
+
+TEST(DtypeV2, RefusesBadTypes) {
+  const std::pair<json, ErrorCode> cases[] = {
+      {"i4", ErrorCode::kInvalidArgument},      // no byte order
+      {"=i4", ErrorCode::kInvalidArgument},
+      {"|i4", ErrorCode::kInvalidArgument},     // multi-byte needs < or >
+      {"<i3", ErrorCode::kInvalidArgument},
+      {"<i16", ErrorCode::kInvalidArgument},
+      {"<f16", ErrorCode::kInvalidArgument},
+      {"<c4", ErrorCode::kInvalidArgument},
+      {"|b2", ErrorCode::kInvalidArgument},
+      {"|S0", ErrorCode::kInvalidArgument},
+      {"|S", ErrorCode::kInvalidArgument},
+      {"|S-1", ErrorCode::kInvalidArgument},
+      {"|S99999999999999999999", ErrorCode::kInvalidArgument},
+      {"<U0", ErrorCode::kInvalidArgument},
+      {"<x4", ErrorCode::kInvalidArgument},
+      {"<M4[ns]", ErrorCode::kInvalidArgument},
+      {"<M8[fortnight]", ErrorCode::kInvalidArgument},
+      {"<M8[0s]", ErrorCode::kInvalidArgument},
+      {"<M8[ns", ErrorCode::kInvalidArgument},
+      {"<M8[]", ErrorCode::kInvalidArgument},
+      {"|O", ErrorCode::kUnsupported},
+      {"", ErrorCode::kInvalidArgument},
+      {4, ErrorCode::kInvalidArgument},
+      {json::array(), ErrorCode::kInvalidArgument},
+      {json::parse(R"([["a"]])"), ErrorCode::kInvalidArgument},
+      {json::parse(R"([["a", "<i4"], ["a", "<i4"]])"), ErrorCode::kInvalidArgument},
+      {json::parse(R"([["", "<i4"]])"), ErrorCode::kInvalidArgument},
+      {json::parse(R"([["a", "<i4", [0]]])"), ErrorCode::kInvalidArgument},
+      {json::parse(R"([["a", "<i4", [4294967296, 4294967296]]])"), ErrorCode::kInvalidArgument},
+      {json::parse(R"([["a", "<i4"], ["b", ">i4"]])"), ErrorCode::kUnsupported},
+      {json::parse(R"([[1, "<i4"]])"), ErrorCode::kInvalidArgument},
+  };
+  for (const auto& [input, code] : cases) {
+    try {
+      parse_dtype_v2(input);
+      ADD_FAILURE() << input.dump() << " parsed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << input.dump() << ": " << e.what();
+    }
+  }
+  // Nesting is bounded.
+  json deep = "<i4";
+  for (int i = 0; i < 20; ++i) deep = json::array({json::array({"f", deep})});
+  EXPECT_THROW(parse_dtype_v2(deep), InvalidArgumentError);
+  EXPECT_THROW(dtype_to_v2_json(DataType::bfloat16()), UnsupportedError);
+}
+
+}  // namespace
+}  // namespace zarrkit
