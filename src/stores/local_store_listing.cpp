@@ -149,7 +149,8 @@ void LocalStore::erase_prefix(std::string_view prefix) {
     std::filesystem::remove_all(path, ec);
     if (ec) fail_io("{}: cannot erase everything under \"{}\": {}", describe(), dir, ec.message());
   }
-  if (options_.durable) sync_directory(path.substr(0, path.rfind('/')), dir);
+  // The directory whose entries changed: the root itself, or the prefix's parent.
+  if (options_.durable) sync_directory(dir.empty() ? path : path.substr(0, path.rfind('/')), dir);
 }
 
 std::size_t LocalStore::clean_stale_temp_files(double min_age_seconds) {
