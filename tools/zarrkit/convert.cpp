@@ -1,0 +1,206 @@
+#include "zarrkit/convert.h"
+
+#include <numeric>
+
+#include "zarrkit/app.h"
+#include "zarrkit/codec_options.h"
+#include "zarrkit/error.h"
+#include "zarrkit/npy_header.h"
+
+namespace zarrkit::cli {
+namespace {
+
+using nlohmann::json;
+
+json bytes_codec(Endian endian) {
+  return {{"name", "bytes"}, {"configuration", {{"endian", endian == Endian::kBig ? "big" : "little"}}}};
+}
+
+std::vector<std::uint64_t> reversed_axes(std::size_t ndim) {
+  std::vector<std::uint64_t> order(ndim);
+  std::iota(order.rbegin(), order.rend(), 0);
+  return order;
+}
+
+json order_codecs(const std::string& order, std::size_t ndim) {
+  json aa = json::array();
+  if (order == "F" && ndim > 1) aa.push_back({{"name", "transpose"}, {"configuration", {{"order", reversed_axes(ndim)}}}});
+  return aa;
+}
+
+json bytes_codecs_option(const WriteOptions& o, const DataType& dtype) {
+  json bb;
+  as_usage_error("--codec", [&] { bb = v3_bytes_codecs(o.codecs, dtype); });
+  return bb;
+}
+
+json v2_compressor_option(const WriteOptions& o, const DataType& dtype) {
+  json compressor;
+  as_usage_error("--codec", [&] { compressor = v2_compressor(o.codecs, dtype); });
+  return compressor;
+}
+
+json concat(json a, const json& b) {
+  for (const auto& x : b) a.push_back(x);
+  return a;
+}
+
+// Common to import and cp: chunks, fill value, separator, dimension names.
+void apply_layout_options(ArraySpec& spec, const WriteOptions& o) {
+  if (!o.chunks.empty()) spec.chunks = parse_chunks_option(o.chunks, spec.shape.size());
+  if (!o.fill_value.empty()) spec.fill_value = parse_fill_value_option(o.fill_value, spec.dtype, spec.zarr_format);
+  if (!o.separator.empty()) {
+    spec.chunk_key_encoding = ChunkKeyEncoding{
+        spec.zarr_format == 3 ? ChunkKeyEncoding::Kind::kDefault : ChunkKeyEncoding::Kind::kV2, o.separator[0]};
+  }
+  if (!o.dimension_names.empty()) {
+    spec.dimension_names = parse_dimension_names_option(o.dimension_names, spec.shape.size());
+  }
+  // v2 has no dimension names: keep them where xarray looks for them.
+  if (spec.zarr_format == 2 && spec.dimension_names) {
+    json names = json::array();
+    for (const auto& n : *spec.dimension_names) {
+      if (!n) return void(spec.dimension_names.reset());  // unnamed axes: nothing to record
+      names.push_back(*n);
+    }
+    spec.attributes[kV2DimensionsAttribute] = names;
+    spec.dimension_names.reset();
+  }
+}
+
+// v3 copy: the source chain with --order replacing the array->array codecs and --codec the
+// bytes->bytes ones (inside the shards when the source is sharded).
+json v3_codecs_for_copy(const ArrayMetadata& source, const WriteOptions& o) {
+  const CodecChain& chain = *source.codecs;
+  json aa = json::array(), bb = json::array();
+  for (const auto& c : chain.array_to_array()) aa.push_back(c->to_json());
+  json ab = chain.array_to_bytes()->to_json();
+  for (const auto& c : chain.bytes_to_bytes()) bb.push_back(c->to_json());
+  if (!o.order.empty()) aa = order_codecs(o.order, source.ndim());
+  if (!o.codecs.empty()) {
+    json new_bb = bytes_codecs_option(o, source.dtype);
+    if (ab.value("name", "") == "sharding_indexed") {
+      json inner = json::array();
+      for (const auto& c : ab["configuration"]["codecs"]) {
+        inner.push_back(c);
+        const std::string name = c.is_string() ? c.get<std::string>() : c.value("name", "");
+        if (name == "bytes" || name == "sharding_indexed") break;
+      }
+      ab["configuration"]["codecs"] = concat(inner, new_bb);
+    } else {
+      bb = new_bb;
+    }
+  }
+  aa.push_back(ab);
+  return concat(aa, bb);
+}
+
+// v3 -> v2: what the chain says about order, byte order and compression, or why it cannot.
+void v2_settings_from_v3(const ArrayMetadata& source, const WriteOptions& o, ArraySpec& spec) {
+  const CodecChain& chain = *source.codecs;
+  const std::size_t ndim = source.ndim();
+  char order = 'C';
+  if (chain.array_to_array().size() > 1) fail_unsupported("zarr v2 cannot express {} array->array codecs", chain.array_to_array().size());
+  for (const auto& c : chain.array_to_array()) {
+    const json j = c->to_json();
+    const json perm = j.contains("configuration") ? j["configuration"].value("order", json()) : json();
+    if (c->name() != "transpose") fail_unsupported("codec '{}' has no zarr v2 equivalent", c->name());
+    std::vector<std::uint64_t> identity(ndim);
+    std::iota(identity.begin(), identity.end(), 0);
+    if (perm == json(reversed_axes(ndim))) {
+      order = 'F';
+    } else if (perm != json(identity)) {
+      fail_unsupported("transpose order {} has no zarr v2 equivalent (only C or F order)", perm.dump());
+    }
+  }
+  const auto& ab = chain.array_to_bytes();
+  if (ab->name() != "bytes") fail_unsupported("codec '{}' has no zarr v2 equivalent", ab->name());
+  const json ab_json = ab->to_json();
+  Endian endian = Endian::kLittle;
+  if (ab_json.contains("configuration") && ab_json["configuration"].value("endian", "little") == "big") {
+    endian = Endian::kBig;
+  }
+  spec.dtype = source.dtype.swap_unit() > 1 ? source.dtype.with_storage_endian(endian) : source.dtype;
+  spec.v2_order = order;
+  if (!o.codecs.empty()) return;  // the compressor comes from --codec
+  const auto& bb = chain.bytes_to_bytes();
+  if (bb.size() > 1) fail_unsupported("zarr v2 allows one compressor, the source has {} bytes->bytes codecs", bb.size());
+  spec.v2_compressor = json(nullptr);
+  if (bb.size() == 1) {
+    auto v2 = bb[0]->to_v2_json();
+    if (!v2) fail_unsupported("codec '{}' has no zarr v2 equivalent", bb[0]->name());
+    spec.v2_compressor = *v2;
+  }
+}
+
+}  // namespace
+
+ArraySpec import_spec(const DataType& dtype, const Shape& shape, const WriteOptions& o) {
+  ArraySpec spec;
+  spec.zarr_format = o.zarr_format != 0 ? o.zarr_format : 3;
+  spec.shape = shape;
+  spec.dtype = native_dtype(dtype);
+  if (spec.zarr_format == 3) {
+    if (!o.codecs.empty() || o.order == "F") {
+      json bb = o.codecs.empty() ? json::array({codec_option_to_v3(parse_codec_option("zstd"), dtype)})
+                                 : bytes_codecs_option(o, dtype);
+      json aa = order_codecs(o.order, shape.size());
+      aa.push_back(bytes_codec(native_endian()));
+      spec.codecs = concat(aa, bb);
+    }
+  } else {
+    if (!o.codecs.empty()) spec.v2_compressor = v2_compressor_option(o, dtype);
+    spec.v2_order = o.order == "F" ? 'F' : 'C';
+  }
+  apply_layout_options(spec, o);
+  return spec;
+}
+
+ArraySpec copy_spec(const ArrayMetadata& source, const WriteOptions& o) {
+  ArraySpec spec;
+  spec.zarr_format = o.zarr_format != 0 ? o.zarr_format : source.zarr_format;
+  spec.shape = source.shape;
+  spec.chunks = source.chunk_shape;
+  spec.dtype = source.dtype;
+  spec.attributes = source.attributes;
+  if (spec.zarr_format == source.zarr_format) spec.chunk_key_encoding = source.chunk_key_encoding;
+
+  // Dimension names: v3 field, or the v2 attribute (moved into the field for v3).
+  spec.dimension_names = source.dimension_names;
+  if (source.zarr_format == 2 && spec.zarr_format == 3 && spec.attributes.contains(kV2DimensionsAttribute)) {
+    const json& names = spec.attributes[kV2DimensionsAttribute];
+    if (names.is_array() && names.size() == source.ndim()) {
+      std::vector<std::optional<std::string>> list;
+      for (const auto& n : names) list.emplace_back(n.is_string() ? std::optional(n.get<std::string>()) : std::nullopt);
+      spec.dimension_names = list;
+      spec.attributes.erase(kV2DimensionsAttribute);
+    }
+  }
+
+  if (source.fill_value.is_null()) {
+    if (spec.zarr_format == 2) spec.fill_value = json(nullptr);  // v3 needs a value: the default
+  } else {
+    spec.fill_value = spec.zarr_format == 3 ? fill_value_to_v3_json(source.fill_value, source.dtype)
+                                            : fill_value_to_v2_json(source.fill_value, source.dtype);
+  }
+
+  if (spec.zarr_format == 3) {
+    spec.dtype = native_dtype(source.dtype);
+    spec.codecs = v3_codecs_for_copy(source, o);
+  } else if (source.zarr_format == 2) {
+    spec.v2_compressor = o.codecs.empty() ? source.v2_compressor.value_or(json(nullptr))
+                                          : v2_compressor_option(o, source.dtype);
+    spec.v2_filters = source.v2_filters;
+    spec.v2_order = source.v2_order;
+  } else {
+    v2_settings_from_v3(source, o, spec);
+  }
+  if (spec.zarr_format == 2 && !o.codecs.empty() && source.zarr_format == 3) {
+    spec.v2_compressor = v2_compressor_option(o, source.dtype);
+  }
+  if (spec.zarr_format == 2 && !o.order.empty()) spec.v2_order = o.order[0];
+  apply_layout_options(spec, o);
+  return spec;
+}
+
+}  // namespace zarrkit::cli

@@ -1,0 +1,90 @@
+#include "zarrkit/write_options.h"
+
+#include <charconv>
+
+#include <CLI/CLI.hpp>
+
+#include "zarrkit/app.h"
+#include "zarrkit/error.h"
+#include "zarrkit/metadata.h"
+
+namespace zarrkit::cli {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+void add_write_options(CLI::App& command, WriteOptions& o) {
+  command.add_option("--zarr-format", o.zarr_format, "Zarr format of the new array: 2 or 3")
+      ->check(CLI::IsMember({2, 3}));
+  command.add_option("--chunks", o.chunks, "chunk shape, comma-separated: 10,20");
+  command.add_option("--codec", o.codecs,
+                     "a bytes->bytes codec NAME[:key=value,...]; repeat for a chain (v2: one compressor). "
+                     "zstd:level=3, gzip:level=6, zlib:level=1, bz2:level=9, lz4, lzma[:preset=6], crc32c, "
+                     "blosc:cname=lz4,clevel=5,shuffle=noshuffle|shuffle|bitshuffle, none")
+      ->expected(1)
+      ->take_all();
+  command.add_option("--fill-value", o.fill_value, "fill value as JSON, as in the metadata: 0, \"NaN\", 1.5, true");
+  command.add_option("--order", o.order, "memory order inside chunks (v2 order; v3 a transpose codec)")
+      ->check(CLI::IsMember({"C", "F"}));
+  command.add_option("--separator", o.separator, "chunk key separator")->check(CLI::IsMember({"/", "."}));
+  command.add_option("--dimension-names", o.dimension_names,
+                     "comma-separated dimension names (v2: stored as the _ARRAY_DIMENSIONS attribute)");
+  command.add_flag("--overwrite", o.overwrite, "replace an existing node at the destination");
+  command.add_flag("--write-empty-chunks", o.write_empty_chunks, "also store chunks that are all fill value");
+}
+
+Shape parse_chunks_option(const std::string& text, std::size_t ndim) {
+  Shape chunks;
+  for (const auto& part : split_commas(text)) {
+    std::uint64_t value = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (ec != std::errc() || end != part.data() + part.size() || value == 0) {
+      throw UsageError(fmt::format("--chunks {}: '{}' is not a positive integer", text, part));
+    }
+    chunks.push_back(value);
+  }
+  if (chunks.size() != ndim) {
+    throw UsageError(fmt::format("--chunks {}: {} values for an array of {} dimensions", text, chunks.size(), ndim));
+  }
+  return chunks;
+}
+
+std::vector<std::optional<std::string>> parse_dimension_names_option(const std::string& text, std::size_t ndim) {
+  std::vector<std::optional<std::string>> names;
+  for (auto& part : split_commas(text)) names.emplace_back(std::move(part));
+  if (names.size() != ndim) {
+    throw UsageError(fmt::format("--dimension-names {}: {} names for an array of {} dimensions", text,
+                                 names.size(), ndim));
+  }
+  return names;
+}
+
+nlohmann::json parse_fill_value_option(const std::string& text, const DataType& dtype, int zarr_format) {
+  nlohmann::json value;
+  as_usage_error("--fill-value " + text, [&] {
+    try {
+      value = parse_json(text);
+    } catch (const nlohmann::json::exception& e) {
+      fail_invalid("not JSON ({})", e.what());
+    }
+    if (zarr_format == 2) {
+      parse_fill_value_v2(value, dtype);
+    } else {
+      parse_fill_value_v3(value, dtype);
+    }
+  });
+  return value;
+}
+
+}  // namespace zarrkit::cli

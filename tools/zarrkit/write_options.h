@@ -1,0 +1,39 @@
+// The options `import` and `cp` share: how the new array is laid out and encoded.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zarrkit/dtype.h"
+#include "zarrkit/ndbuffer.h"
+
+namespace CLI {
+class App;
+}
+
+namespace zarrkit::cli {
+
+struct WriteOptions {
+  int zarr_format = 0;            // 0: not given (import: 3; cp: the source's)
+  std::string chunks;             // "10,20"; empty: not given
+  std::vector<std::string> codecs;  // --codec, in order
+  std::string fill_value;         // JSON; empty: not given
+  std::string order;              // "C" / "F"; empty: not given
+  std::string separator;          // "/" / "."; empty: not given
+  std::string dimension_names;    // "x,y"; empty: not given
+  bool overwrite = false;
+  bool write_empty_chunks = false;
+};
+
+void add_write_options(CLI::App& command, WriteOptions& options);
+
+// The parsed forms; each throws UsageError naming the option.
+Shape parse_chunks_option(const std::string& text, std::size_t ndim);
+std::vector<std::optional<std::string>> parse_dimension_names_option(const std::string& text, std::size_t ndim);
+// The --fill-value JSON, checked against the data type in the target format.
+nlohmann::json parse_fill_value_option(const std::string& text, const DataType& dtype, int zarr_format);
+
+}  // namespace zarrkit::cli
