@@ -7,131 +7,25 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/selection_testing.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
 namespace {
 
-// ---- The naive reference: per-axis index lists by plain loops ---------------------------
+using testing::describe_selection;
+using testing::for_each_index;
+using testing::random_selection;
+using testing::reference_axes;
 
-struct RefAxis {
-  std::vector<std::uint64_t> indices;
-  bool drops = false;
-};
-
-std::int64_t ref_bound(std::optional<std::int64_t> v, std::int64_t n, std::int64_t dflt) {
-  if (!v) return dflt;
-  std::int64_t b = *v;
-  if (b < 0) b += n;
-  if (b < 0) b = 0;
-  if (b > n) b = n;
-  return b;
-}
-
-std::vector<RefAxis> reference_axes(const Selection& selection, const Shape& shape) {
-  // Expand the ellipsis and the missing trailing axes into full slices.
-  std::size_t explicit_axes = 0;
-  for (const auto& s : selection) explicit_axes += !std::holds_alternative<Ellipsis>(s);
-  Selection full;
-  for (const auto& s : selection) {
-    if (std::holds_alternative<Ellipsis>(s)) {
-      for (std::size_t k = explicit_axes; k < shape.size(); ++k) full.push_back(Slice::all());
-    } else {
-      full.push_back(s);
-    }
-  }
-  while (full.size() < shape.size()) full.push_back(Slice::all());
-
-  std::vector<RefAxis> axes;
-  for (std::size_t a = 0; a < shape.size(); ++a) {
-    const auto n = static_cast<std::int64_t>(shape[a]);
-    RefAxis ra;
-    if (const auto* i = std::get_if<std::int64_t>(&full[a])) {
-      ra.indices.push_back(static_cast<std::uint64_t>(*i < 0 ? *i + n : *i));
-      ra.drops = true;
-    } else {
-      const auto& s = std::get<Slice>(full[a]);
-      for (std::int64_t i = ref_bound(s.start, n, 0); i < ref_bound(s.stop, n, n); i += s.step) {
-        ra.indices.push_back(static_cast<std::uint64_t>(i));
-      }
-    }
-    axes.push_back(ra);
-  }
-  return axes;
-}
-
-// Row-major linear index of `coords` in `shape`.
 std::uint64_t linear(const std::vector<std::uint64_t>& coords, const Shape& shape) {
-  std::uint64_t r = 0;
-  for (std::size_t i = 0; i < shape.size(); ++i) r = r * shape[i] + coords[i];
-  return r;
-}
-
-// Calls f(coords) for every coordinate of `shape` in C order.
-template <typename F>
-void for_each_index(const Shape& shape, F&& f) {
-  for (auto d : shape) {
-    if (d == 0) return;
-  }
-  std::vector<std::uint64_t> idx(shape.size(), 0);
-  for (;;) {
-    f(idx);
-    std::size_t a = shape.size();
-    while (a-- > 0) {
-      if (++idx[a] < shape[a]) break;
-      idx[a] = 0;
-    }
-    if (a == static_cast<std::size_t>(-1)) return;
-  }
-}
-
-Selection random_selection(std::mt19937_64& rng, const Shape& shape) {
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const auto ndim = static_cast<int>(shape.size());
-  const int used = pick(0, ndim);
-  // An ellipsis at `ellipsis_at` makes the entries after it address the last axes.
-  const int ellipsis_at = pick(0, 3) == 0 ? pick(0, used) : -1;
-  Selection sel;
-  for (int k = 0; k < used; ++k) {
-    if (k == ellipsis_at) sel.push_back(Ellipsis{});
-    const int axis = ellipsis_at >= 0 && k >= ellipsis_at ? ndim - (used - k) : k;
-    const auto n = static_cast<std::int64_t>(shape[static_cast<std::size_t>(axis)]);
-    if (n > 0 && pick(0, 3) == 0) {
-      std::int64_t i = pick(0, static_cast<int>(n) - 1);
-      if (pick(0, 1)) i -= n;  // the same index, counted from the end
-      sel.push_back(i);
-      continue;
-    }
-    Slice s;
-    auto bound = [&]() -> std::optional<std::int64_t> {
-      if (pick(0, 3) == 0) return std::nullopt;
-      return pick(-static_cast<int>(n) - 3, static_cast<int>(n) + 3);
-    };
-    s.start = bound();
-    s.stop = bound();
-    s.step = pick(0, 2) == 0 ? pick(1, 7) : 1;
-    sel.push_back(s);
-  }
-  if (ellipsis_at == used) sel.push_back(Ellipsis{});
-  return sel;
-}
-
-std::string describe(const Selection& sel) {
-  std::string out;
-  auto opt = [](std::optional<std::int64_t> v) { return v ? std::to_string(*v) : std::string(); };
-  for (const auto& s : sel) {
-    if (!out.empty()) out += ", ";
-    if (const auto* i = std::get_if<std::int64_t>(&s)) out += std::to_string(*i);
-    else if (const auto* sl = std::get_if<Slice>(&s)) out += opt(sl->start) + ":" + opt(sl->stop) + ":" + std::to_string(sl->step);
-    else out += "...";
-  }
-  return out;
+  return testing::linear_index(coords, shape);
 }
 
 // Runs the plan with plain loops over a chunked copy of an array whose element at linear
 // index k holds k + 1, and checks it against the reference.
 void check_plan(const Shape& shape, const Shape& chunks, const Selection& sel) {
-  SCOPED_TRACE(::testing::Message() << "selection " << describe(sel) << " shape ["
+  SCOPED_TRACE(::testing::Message() << "selection " << describe_selection(sel) << " shape ["
                                     << fmt::format("{}", fmt::join(shape, ",")) << "] chunks ["
                                     << fmt::format("{}", fmt::join(chunks, ",")) << "]");
   const ChunkPlan plan(shape, chunks, sel);

@@ -1,0 +1,362 @@
+// Array: opening and creating arrays, and running reads and writes chunk by chunk.
+//
+// A request is planned first (ChunkPlan: which chunks, which part of each, where it goes)
+// and the chunk tasks then run on the shared thread pool. Each task owns one chunk key, so
+// tasks never touch the same key or the same output elements.
+#include "zarrkit/array.h"
+
+#include <charconv>
+#include <cstring>
+
+#include <fmt/ranges.h>
+
+#include "core/checked_math.h"
+#include "engine/indexer.h"
+#include "engine/node_io.h"
+#include "engine/strided_copy.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
+
+namespace zarrkit {
+namespace {
+
+// Per-task geometry: the element counts of the selected block, and where it starts in the
+// chunk and in the caller's region, with the strides to walk each.
+struct TaskGeometry {
+  std::vector<std::uint64_t> counts;
+  std::vector<std::int64_t> chunk_strides;  // chunk strides times the selection step
+  std::int64_t chunk_offset = 0;            // bytes from the chunk's start
+  std::int64_t region_offset = 0;           // bytes from the region's origin
+};
+
+void compute_geometry(const ChunkTask& task, const std::vector<std::int64_t>& chunk_c_strides,
+                      const std::vector<std::int64_t>& region_strides, TaskGeometry& g) {
+  const std::size_t ndim = task.chunk_coords.size();
+  g.counts.resize(ndim);
+  g.chunk_strides.resize(ndim);
+  g.chunk_offset = 0;
+  g.region_offset = 0;
+  for (std::size_t a = 0; a < ndim; ++a) {
+    const ChunkAxisSelection& cs = task.chunk_selection[a];
+    g.counts[a] = cs.count;
+    g.chunk_strides[a] = chunk_c_strides[a] * static_cast<std::int64_t>(cs.step);
+    g.chunk_offset += chunk_c_strides[a] * static_cast<std::int64_t>(cs.start);
+    g.region_offset += region_strides[a] * static_cast<std::int64_t>(task.output_selection[a].start);
+  }
+}
+
+// True if the caller's block of this task is laid out exactly like a whole C-order chunk.
+bool region_matches_chunk_layout(const TaskGeometry& g, const std::vector<std::int64_t>& region_strides,
+                                 const std::vector<std::int64_t>& chunk_c_strides) {
+  for (std::size_t a = 0; a < g.counts.size(); ++a) {
+    if (g.counts[a] != 1 && region_strides[a] != chunk_c_strides[a]) return false;
+  }
+  return true;
+}
+
+void require_host(const NDView& view, const char* what) {
+  if (!is_host_accessible(view.kind)) {
+    fail_unsupported("{} {} memory is not supported yet: the engine copies on the CPU", what,
+                     memory_kind_name(view.kind));
+  }
+}
+
+void require_fixed_size(const DataType& dtype) {
+  if (dtype.is_variable_length() || dtype.size() == 0) {
+    fail_unsupported("reading and writing arrays of the variable-length type {} is not supported yet",
+                     dtype.name());
+  }
+}
+
+// Parses "c/0/12" or "0.12" back into chunk coordinates, the inverse of chunk_key(); used
+// to tell the chunks of an array from other keys under its path.
+bool is_chunk_key_of(const ArrayMetadata& m, const Shape& grid, std::string_view rel) {
+  const ChunkKeyEncoding& e = m.chunk_key_encoding;
+  std::string_view rest = rel;
+  if (e.kind == ChunkKeyEncoding::Kind::kDefault) {
+    if (!rest.starts_with('c')) return false;
+    rest.remove_prefix(1);
+    if (m.ndim() == 0) return rest.empty();
+    if (rest.empty() || rest.front() != e.separator) return false;
+    rest.remove_prefix(1);
+  } else if (m.ndim() == 0) {
+    return rest == "0";
+  }
+  std::vector<std::uint64_t> coords;
+  coords.reserve(m.ndim());
+  for (std::size_t axis = 0; axis < m.ndim(); ++axis) {
+    if (axis > 0) {
+      if (rest.empty() || rest.front() != e.separator) return false;
+      rest.remove_prefix(1);
+    }
+    std::uint64_t index = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
+    if (ec != std::errc() || end == rest.data() || index >= grid[axis]) return false;
+    coords.push_back(index);
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+  }
+  // Reject non-canonical spellings ("c/01") by encoding the coordinates again.
+  return rest.empty() && m.chunk_key(coords) == rel;
+}
+
+}  // namespace
+
+Array::Array(std::shared_ptr<Store> store, std::string path, std::shared_ptr<const ArrayMetadata> m)
+    : store_(std::move(store)), path_(std::move(path)), metadata_(std::move(m)) {}
+
+Array Array::open(std::shared_ptr<Store> store, std::string_view path_in, const CodecRegistry* registry) {
+  if (!store) fail_invalid("Array::open: no store given");
+  const std::string path = normalize_node_path(path_in);
+  const CodecRegistry& codecs = registry != nullptr ? *registry : CodecRegistry::builtin();
+  const std::string context = fmt::format("array '{}' in {}", display_path(path), store->describe());
+  try {
+    if (auto doc = read_json(*store, join_key(path, kZarrJson))) {
+      if (doc->is_object() && doc->value("node_type", "") == "group") {
+        fail_invalid("zarr.json describes a group, not an array");
+      }
+      auto m = std::make_shared<const ArrayMetadata>(parse_array_metadata_v3(*doc, codecs));
+      return Array(std::move(store), path, std::move(m));
+    }
+    if (auto zarray = read_json(*store, join_key(path, kZarray))) {
+      const auto zattrs = read_json(*store, join_key(path, kZattrs));
+      auto m = std::make_shared<const ArrayMetadata>(parse_array_metadata_v2(*zarray, zattrs, codecs));
+      return Array(std::move(store), path, std::move(m));
+    }
+    if (store->exists(join_key(path, kZgroup))) fail_invalid("there is a v2 group (.zgroup), not an array");
+  } catch (const Error& e) {
+    rethrow_with_context(e, context);
+  }
+  fail_not_found("no array at '{}' in {}: neither zarr.json nor .zarray exists there",
+                 display_path(path), store->describe());
+}
+
+Array Array::create(std::shared_ptr<Store> store, std::string_view path_in,
+                    const ArrayMetadata& metadata, bool overwrite) {
+  if (!store) fail_invalid("Array::create: no store given");
+  const std::string path = normalize_node_path(path_in);
+  try {
+    if (metadata.zarr_format != 2 && metadata.zarr_format != 3) {
+      fail_invalid("zarr_format must be 2 or 3, got {}", metadata.zarr_format);
+    }
+    validate_new_node_path(path);
+    if (!metadata.codecs) fail_invalid("the metadata has no codec chain");
+    if (metadata.chunk_shape.size() != metadata.shape.size()) {
+      fail_invalid("chunk shape [{}] does not match shape [{}]", fmt::join(metadata.chunk_shape, ", "),
+                   fmt::join(metadata.shape, ", "));
+    }
+    for (auto c : metadata.chunk_shape) {
+      if (c == 0) fail_invalid("chunk shape [{}] has a zero", fmt::join(metadata.chunk_shape, ", "));
+    }
+    if (!store->capabilities().writable) fail_invalid("the store is read-only");
+    if (const auto existing = probe_node(*store, path)) {
+      if (!overwrite) {
+        fail_invalid("a {} (zarr v{}) already exists there; pass overwrite to replace it",
+                     existing->type == NodeType::kArray ? "array" : "group", existing->zarr_format);
+      }
+      erase_node(*store, path);
+    }
+    ensure_ancestor_groups(*store, path, metadata.zarr_format);
+    Array array(store, path, std::make_shared<const ArrayMetadata>(metadata));
+    array.write_metadata();
+    return array;
+  } catch (const Error& e) {
+    rethrow_with_context(e, fmt::format("cannot create array '{}' in {}", display_path(path), store->describe()));
+  }
+}
+
+void Array::write_metadata() const {
+  const ArrayMetadata& m = *metadata_;
+  if (m.zarr_format == 3) {
+    write_json(*store_, join_key(path_, kZarrJson), array_metadata_to_v3_json(m));
+  } else {
+    // zarr-python writes .zattrs for every v2 node, "{}" when there are no attributes.
+    write_json(*store_, join_key(path_, kZarray), array_metadata_to_v2_json(m));
+    write_json(*store_, join_key(path_, kZattrs), m.attributes);
+  }
+}
+
+Shape Array::selection_shape(const Selection& selection) const {
+  return normalize_selection(selection, metadata_->shape).output_shape;
+}
+
+NDBuffer Array::read(const Selection& selection) const {
+  require_fixed_size(dtype());
+  // The result holds native-order elements: drop the v2 storage byte order tag.
+  NDBuffer out = NDBuffer::allocate(selection_shape(selection), dtype().with_storage_endian(std::nullopt),
+                                    default_prototype());
+  read_into(selection, out.view());
+  return out;
+}
+
+void Array::read_into(const Selection& selection, const NDView& out) const {
+  const ArrayMetadata& m = *metadata_;
+  require_fixed_size(m.dtype);
+  require_host(out, "reading into");
+  if (!(out.dtype == m.dtype)) {
+    fail_invalid("cannot read array '{}' of {} into a buffer of {}", display_path(path_), m.dtype.name(),
+                 out.dtype.name());
+  }
+  const ChunkPlan plan(m.shape, m.chunk_shape, selection);
+  const NDView region = expand_to_region(out, plan.selection());
+  const std::size_t itemsize = m.dtype.size();
+  const ChunkSpec spec = m.chunk_spec();
+  const auto chunk_c_strides = NDView::c_strides(m.chunk_shape, itemsize);
+  const std::uint64_t chunk_bytes = checked_nbytes(m.chunk_shape, m.dtype);
+  // A v2 null fill value reads as zeros; FillValue::null already holds zero bytes.
+  const ByteView fill = m.fill_value.bytes();
+  if (fill.size() != itemsize) {
+    fail_invalid("array '{}': the fill value has {} bytes, {} needs {}", display_path(path_), fill.size(),
+                 m.dtype.name(), itemsize);
+  }
+  const BufferPrototype host = BufferPrototype::host();
+
+  auto run = [&](std::size_t index) {
+    ChunkTask task;
+    plan.task(index, task);
+    const std::string key = m.chunk_key(task.chunk_coords);
+    try {
+      TaskGeometry g;
+      compute_geometry(task, chunk_c_strides, region.byte_strides, g);
+      std::byte* dst = region.data + g.region_offset;
+      const auto encoded = store_->get(join_key(path_, key), host);
+      if (!encoded) {
+        fill_strided(g.counts, dst, region.byte_strides, fill);
+        return;
+      }
+      // Decode-into-output would go here: when task.is_entire_chunk and the region block
+      // is laid out like the chunk, the codec chain could write straight into `dst` (and a
+      // device prototype would decode on the GPU). Today the chain returns its own buffer.
+      const NDBuffer chunk = m.codecs->decode(encoded->view(), spec, host);
+      if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
+        fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
+                       chunk.nbytes(), fmt::join(chunk.shape(), ", "), chunk_bytes,
+                       fmt::join(m.chunk_shape, ", "));
+      }
+      if (task.is_entire_chunk && region_matches_chunk_layout(g, region.byte_strides, chunk_c_strides)) {
+        std::memcpy(dst, chunk.data(), chunk.nbytes());  // the whole chunk in one piece
+        return;
+      }
+      copy_strided(g.counts, dst, region.byte_strides, chunk.data() + g.chunk_offset, g.chunk_strides,
+                   itemsize);
+    } catch (const Error& e) {
+      rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(path_),
+                                          store_->describe(), key));
+    } catch (const std::bad_alloc&) {
+      fail_resource("array '{}' in {}, chunk '{}': out of memory", display_path(path_),
+                    store_->describe(), key);
+    }
+  };
+  shared_thread_pool().parallel_for(to_size(plan.num_tasks()), run);
+}
+
+void Array::write(const Selection& selection, const NDView& data) {
+  const ArrayMetadata& m = *metadata_;
+  require_fixed_size(m.dtype);
+  require_host(data, "writing from");
+  if (!(data.dtype == m.dtype)) {
+    fail_invalid("cannot write a buffer of {} to array '{}' of {}", data.dtype.name(), display_path(path_),
+                 m.dtype.name());
+  }
+  const ChunkPlan plan(m.shape, m.chunk_shape, selection);
+  const NDView input = broadcast_to_region(data, plan.selection());
+  const std::size_t itemsize = m.dtype.size();
+  const ChunkSpec spec = m.chunk_spec();
+  const auto chunk_c_strides = NDView::c_strides(m.chunk_shape, itemsize);
+  const std::uint64_t chunk_bytes = checked_nbytes(m.chunk_shape, m.dtype);
+  if (m.fill_value.bytes().size() != itemsize) {
+    fail_invalid("array '{}': the fill value has {} bytes, {} needs {}", display_path(path_),
+                 m.fill_value.bytes().size(), m.dtype.name(), itemsize);
+  }
+  // Settings are per thread (ScopedConfig): read them here, not inside the pool's workers.
+  const bool write_empty_chunks = current_config().write_empty_chunks;
+  const BufferPrototype host = BufferPrototype::host();
+
+  auto run = [&](std::size_t index) {
+    ChunkTask task;
+    plan.task(index, task);
+    const std::string key = m.chunk_key(task.chunk_coords);
+    const std::string store_key = join_key(path_, key);
+    try {
+      TaskGeometry g;
+      compute_geometry(task, chunk_c_strides, input.byte_strides, g);
+      const std::byte* src = input.data + g.region_offset;
+      NDBuffer chunk;
+      if (task.is_entire_chunk && region_matches_chunk_layout(g, input.byte_strides, chunk_c_strides)) {
+        // The caller's block already is the chunk: encode it in place, without a copy.
+        chunk = NDBuffer(Buffer::wrap(nullptr, const_cast<std::byte*>(src), to_size(chunk_bytes)),
+                         m.chunk_shape, m.dtype);
+      } else {
+        if (task.is_entire_chunk) {
+          chunk = NDBuffer::allocate(m.chunk_shape, m.dtype, host);
+        } else if (task.covers_whole_chunk) {
+          // A ragged edge chunk: the padding past the array's edge gets the fill value.
+          chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
+        } else if (auto existing = store_->get(store_key, host)) {
+          // Read-modify-write. The decoded buffer is ours: codecs return fresh memory.
+          chunk = m.codecs->decode(existing->view(), spec, host);
+          if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
+            fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", chunk.nbytes(),
+                           chunk_bytes);
+          }
+        } else {
+          chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
+        }
+        copy_strided(g.counts, chunk.data() + g.chunk_offset, g.chunk_strides, src, input.byte_strides,
+                     itemsize);
+      }
+      // zarr-python does not store chunks that hold only the fill value (and removes an
+      // existing one), unless write_empty_chunks is set.
+      if (!write_empty_chunks && all_equal_fill(chunk.buffer().view(), m.dtype, m.fill_value)) {
+        store_->erase(store_key);
+        return;
+      }
+      const Buffer encoded = m.codecs->encode(chunk, spec);
+      store_->set(store_key, encoded.view());
+    } catch (const Error& e) {
+      rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(path_),
+                                          store_->describe(), key));
+    } catch (const std::bad_alloc&) {
+      fail_resource("array '{}' in {}, chunk '{}': out of memory", display_path(path_),
+                    store_->describe(), key);
+    }
+  };
+  shared_thread_pool().parallel_for(to_size(plan.num_tasks()), run);
+}
+
+void Array::set_attributes(const nlohmann::json& attributes) {
+  if (!attributes.is_object()) fail_invalid("attributes must be a JSON object, got {}", attributes.type_name());
+  auto updated = std::make_shared<ArrayMetadata>(*metadata_);
+  updated->attributes = attributes;
+  try {
+    if (updated->zarr_format == 3) {
+      write_json(*store_, join_key(path_, kZarrJson), array_metadata_to_v3_json(*updated));
+    } else {
+      write_json(*store_, join_key(path_, kZattrs), attributes);
+    }
+  } catch (const Error& e) {
+    rethrow_with_context(e, fmt::format("array '{}' in {}: writing attributes", display_path(path_),
+                                        store_->describe()));
+  }
+  metadata_ = std::move(updated);
+}
+
+StorageInfo Array::storage_info() const {
+  const ArrayMetadata& m = *metadata_;
+  StorageInfo info;
+  info.chunks_total = m.num_chunks();
+  if (!m.dtype.is_variable_length()) info.bytes_logical = checked_nbytes(m.shape, m.dtype);
+  const Shape grid = m.chunk_grid_shape();
+  const std::size_t skip = path_.empty() ? 0 : path_.size() + 1;
+  for (const std::string& key : store_->list(path_)) {
+    if (key.size() <= skip) continue;
+    if (!is_chunk_key_of(m, grid, std::string_view(key).substr(skip))) continue;
+    if (const auto size = store_->size(key)) {
+      ++info.chunks_stored;
+      info.bytes_stored += *size;
+    }
+  }
+  return info;
+}
+
+}  // namespace zarrkit

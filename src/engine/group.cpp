@@ -1,0 +1,164 @@
+// Group: opening, creating and listing groups (v2 .zgroup, v3 zarr.json node_type group).
+#include "zarrkit/group.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "engine/node_io.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit {
+namespace {
+
+// How deep walk() descends below the group it starts from. Key spaces have no cycles, but
+// a hostile store can nest groups arbitrarily deep; the walk is iterative either way.
+constexpr std::size_t kMaxWalkDepth = 64;
+
+std::string group_context(std::string_view path, Store& store) {
+  return fmt::format("group '{}' in {}", display_path(path), store.describe());
+}
+
+// The group of `zarr_format` at `path`, or nullopt if there is none of that format.
+std::optional<GroupMetadata> read_group_metadata(Store& store, const std::string& path, int zarr_format) {
+  if (zarr_format == 3) {
+    auto doc = read_json(store, join_key(path, kZarrJson));
+    if (!doc) return std::nullopt;
+    if (doc->is_object() && doc->value("node_type", "") == "array") {
+      fail_invalid("zarr.json describes an array, not a group");
+    }
+    return parse_group_metadata_v3(*doc);
+  }
+  auto zgroup = read_json(store, join_key(path, kZgroup));
+  if (!zgroup) return std::nullopt;
+  return parse_group_metadata_v2(*zgroup, read_json(store, join_key(path, kZattrs)));
+}
+
+}  // namespace
+
+Group::Group(std::shared_ptr<Store> store, std::string path, GroupMetadata metadata)
+    : store_(std::move(store)), path_(std::move(path)), metadata_(std::move(metadata)) {}
+
+Group Group::open(std::shared_ptr<Store> store, std::string_view path_in) {
+  if (!store) fail_invalid("Group::open: no store given");
+  const std::string path = normalize_node_path(path_in);
+  try {
+    for (int format : {3, 2}) {  // v3 wins when both exist
+      if (auto m = read_group_metadata(*store, path, format)) return Group(store, path, std::move(*m));
+    }
+    if (store->exists(join_key(path, kZarray))) fail_invalid("there is a v2 array (.zarray), not a group");
+  } catch (const Error& e) {
+    rethrow_with_context(e, group_context(path, *store));
+  }
+  fail_not_found("no group at '{}' in {}: neither zarr.json nor .zgroup exists there", display_path(path),
+                 store->describe());
+}
+
+Group Group::create(std::shared_ptr<Store> store, std::string_view path_in, int zarr_format,
+                    const nlohmann::json& attributes, bool overwrite) {
+  if (!store) fail_invalid("Group::create: no store given");
+  const std::string path = normalize_node_path(path_in);
+  try {
+    if (zarr_format != 2 && zarr_format != 3) fail_invalid("zarr_format must be 2 or 3, got {}", zarr_format);
+    if (!attributes.is_object()) fail_invalid("attributes must be a JSON object, got {}", attributes.type_name());
+    validate_new_node_path(path);
+    if (const auto existing = probe_node(*store, path)) {
+      if (overwrite) {
+        erase_node(*store, path);
+      } else if (existing->type == NodeType::kArray) {
+        fail_invalid("an array (zarr v{}) already exists there; pass overwrite to replace it",
+                     existing->zarr_format);
+      } else if (auto kept = read_group_metadata(*store, path, zarr_format)) {
+        return Group(store, path, std::move(*kept));  // an existing group is kept as it is
+      }
+    }
+    ensure_ancestor_groups(*store, path, zarr_format);
+    GroupMetadata metadata;
+    metadata.zarr_format = zarr_format;
+    metadata.attributes = attributes;
+    write_group_metadata(*store, path, metadata);
+    return Group(store, path, std::move(metadata));
+  } catch (const Error& e) {
+    rethrow_with_context(e, "cannot create " + group_context(path, *store));
+  }
+}
+
+std::vector<NodeInfo> Group::members() const {
+  try {
+    return list_members(*store_, path_, zarr_format());
+  } catch (const Error& e) {
+    rethrow_with_context(e, "listing " + group_context(path_, *store_));
+  }
+}
+
+std::vector<NodeInfo> Group::walk() const {
+  std::vector<NodeInfo> out;
+  // Depth-first, children in name order, with an explicit stack (no recursion).
+  std::vector<std::pair<NodeInfo, std::size_t>> stack;
+  auto push_children = [&](const std::vector<NodeInfo>& children, std::size_t depth) {
+    if (!children.empty() && depth > kMaxWalkDepth) {
+      fail_resource("the hierarchy below {} is more than {} levels deep", group_context(path_, *store_),
+                    kMaxWalkDepth);
+    }
+    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.emplace_back(*it, depth);
+  };
+  push_children(members(), 1);
+  while (!stack.empty()) {
+    auto [node, depth] = std::move(stack.back());
+    stack.pop_back();
+    if (node.type == NodeType::kGroup) {
+      std::vector<NodeInfo> children;
+      try {
+        children = list_members(*store_, node.path, node.zarr_format);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "listing " + group_context(node.path, *store_));
+      }
+      out.push_back(std::move(node));
+      push_children(children, depth + 1);
+    } else {
+      out.push_back(std::move(node));
+    }
+  }
+  return out;
+}
+
+Group Group::open_group(std::string_view name) const {
+  return Group::open(store_, join_key(path_, normalize_node_path(name)));
+}
+
+Array Group::open_array(std::string_view name) const {
+  return Array::open(store_, join_key(path_, normalize_node_path(name)));
+}
+
+Group Group::create_group(std::string_view name, const nlohmann::json& attributes) const {
+  const std::string child = normalize_node_path(name);
+  if (child.empty()) fail_invalid("create_group: the name is empty");
+  return Group::create(store_, join_key(path_, child), zarr_format(), attributes);
+}
+
+Array Group::create_array(std::string_view name, const ArrayMetadata& metadata, bool overwrite) const {
+  const std::string child = normalize_node_path(name);
+  if (child.empty()) fail_invalid("create_array: the name is empty");
+  if (metadata.zarr_format != zarr_format()) {
+    fail_invalid("cannot create a zarr v{} array '{}' in the zarr v{} {}", metadata.zarr_format, child,
+                 zarr_format(), group_context(path_, *store_));
+  }
+  return Array::create(store_, join_key(path_, child), metadata, overwrite);
+}
+
+void Group::set_attributes(const nlohmann::json& attributes) {
+  if (!attributes.is_object()) fail_invalid("attributes must be a JSON object, got {}", attributes.type_name());
+  GroupMetadata updated = metadata_;
+  updated.attributes = attributes;
+  try {
+    if (updated.zarr_format == 3) {
+      write_json(*store_, join_key(path_, kZarrJson), group_metadata_to_v3_json(updated));
+    } else {
+      write_json(*store_, join_key(path_, kZattrs), attributes);
+    }
+  } catch (const Error& e) {
+    rethrow_with_context(e, "writing the attributes of " + group_context(path_, *store_));
+  }
+  metadata_ = std::move(updated);
+}
+
+}  // namespace zarrkit
