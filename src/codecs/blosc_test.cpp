@@ -169,6 +169,20 @@ TEST(BloscCodec, RoundTripsEveryCompressorAndShuffleWithTheRightHeader) {
   }
 }
 
+TEST(BloscCodec, BlosclzOutputMatchesNumcodecsByteForByte) {
+  // blosclz lives inside c-blosc itself, so its bytes do not depend on the system's lz4,
+  // zlib or zstd versions (those matched numcodecs too when this was written).
+  const auto values = reference_values();
+  for (const auto& v : numcodecs_vectors()) {
+    if (std::string(v.cname) != "blosclz") continue;
+    SCOPED_TRACE(v.shuffle);
+    const auto codec = make({{"name", "blosc"},
+                             {"configuration", {{"cname", "blosclz"}, {"clevel", 5}, {"shuffle", v.shuffle}, {"typesize", 4}}}});
+    Buffer encoded = codec->encode(bytes_of(values), kSpec);
+    EXPECT_EQ(std::vector<std::byte>(encoded.view().begin(), encoded.view().end()), from_hex(v.hex));
+  }
+}
+
 TEST(BloscCodec, TypesizeComesFromTheHeaderNotTheMetadata) {
   // int16 values (i * 3 - 20, i < 200) compressed by numcodecs with typesize 4, as in
   // zarrita.js' 1d.contiguous.blosc.i2 fixture.
@@ -321,6 +335,25 @@ TEST(BloscCodec, CorruptPayloadNeverCrashes) {
       } catch (const DataLossError&) {
       }
     }
+  }
+}
+
+TEST(BloscCodec, TypesizesBloscCannotShuffleByStillRoundTrip) {
+  // blosc shuffles in units of at most 255 bytes; larger element sizes fall back to 1.
+  const DataType s300 = DataType::fixed_bytes(300);
+  std::vector<std::uint8_t> data(3000);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i % 7);
+  const ByteView input{reinterpret_cast<const std::byte*>(data.data()), data.size()};
+  const ChunkSpec spec{{10}, s300, FillValue::zero(s300)};
+  const auto by_dtype = make("blosc", s300);
+  EXPECT_EQ(by_dtype->to_json()["configuration"]["typesize"], 1);
+  const auto explicit_size =
+      make({{"name", "blosc"}, {"configuration", {{"cname", "lz4"}, {"shuffle", "shuffle"}, {"typesize", 300}}}}, s300);
+  for (const auto& codec : {by_dtype, explicit_size}) {
+    Buffer encoded = codec->encode(input, spec);
+    Buffer decoded = codec->decode(encoded.view(), {3000, true}, spec);
+    ASSERT_EQ(decoded.size(), 3000u);
+    EXPECT_EQ(std::memcmp(decoded.data(), data.data(), 3000), 0);
   }
 }
 

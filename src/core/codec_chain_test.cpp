@@ -1,0 +1,315 @@
+#include "zarrkit/codec_chain.h"
+
+#include <cstring>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "codecs/register.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit {
+namespace {
+
+// ---- Test codecs: they record what the chain hands them ---------------------------------
+
+// A bytes->bytes codec whose output size is not fixed (like a compressor). It stores the
+// bytes unchanged and remembers the bound it was given when decoding.
+class RecordingCompressor final : public BytesToBytesCodec {
+ public:
+  std::string_view name() const override { return "test.recording"; }
+  nlohmann::json to_json() const override { return codec_json(name(), {}); }
+  Buffer encode(ByteView decoded, const ChunkSpec&) const override { return Buffer::copy_of(decoded); }
+  Buffer decode(ByteView encoded, SizeBound bound, const ChunkSpec&) const override {
+    bounds.push_back(bound);
+    return Buffer::copy_of(encoded);
+  }
+  mutable std::vector<SizeBound> bounds;
+};
+
+// A bytes->bytes codec with a fixed overhead: appends "ZKZK".
+class PlusFour final : public BytesToBytesCodec {
+ public:
+  std::string_view name() const override { return "test.plus4"; }
+  nlohmann::json to_json() const override { return codec_json(name(), {}); }
+  std::optional<std::uint64_t> encoded_size(std::uint64_t n) const override { return n + 4; }
+  Buffer encode(ByteView decoded, const ChunkSpec&) const override {
+    Buffer out = Buffer::allocate(decoded.size() + 4);
+    if (!decoded.empty()) std::memcpy(out.data(), decoded.data(), decoded.size());
+    std::memcpy(out.data() + decoded.size(), "ZKZK", 4);
+    return out;
+  }
+  Buffer decode(ByteView encoded, SizeBound bound, const ChunkSpec&) const override {
+    bounds.push_back(bound);
+    if (encoded.size() < 4 || std::memcmp(encoded.data() + encoded.size() - 4, "ZKZK", 4) != 0) {
+      fail_data_loss("test.plus4: missing trailer");
+    }
+    return Buffer::copy_of(encoded.first(encoded.size() - 4));
+  }
+  mutable std::vector<SizeBound> bounds;
+};
+
+// A bytes->bytes decoder that ignores its bound and produces far more: a bomb.
+class Bomb final : public BytesToBytesCodec {
+ public:
+  std::string_view name() const override { return "test.bomb"; }
+  nlohmann::json to_json() const override { return codec_json(name(), {}); }
+  Buffer encode(ByteView decoded, const ChunkSpec&) const override { return Buffer::copy_of(decoded); }
+  Buffer decode(ByteView, SizeBound bound, const ChunkSpec&) const override { return Buffer::allocate(bound.bytes + 1); }
+};
+
+// An array->bytes codec with no fixed encoded size (as sharding): C-order bytes.
+class VariableSizeBytes final : public ArrayToBytesCodec {
+ public:
+  std::string_view name() const override { return "test.variable"; }
+  nlohmann::json to_json() const override { return codec_json(name(), {}); }
+  Buffer encode(const NDBuffer& chunk, const ChunkSpec&) const override { return chunk.buffer(); }
+  NDBuffer decode(ByteView encoded, const ChunkSpec& spec, const BufferPrototype&) const override {
+    return NDBuffer(Buffer::copy_of(encoded), spec.shape, spec.dtype);
+  }
+};
+
+const CodecRegistry& registry() {
+  static const CodecRegistry r = [] {
+    CodecRegistry reg;
+    register_bytes_codec(reg);
+    register_transpose_codec(reg);
+    register_blosc_codec(reg);
+    reg.add_v3("test.plus4", [](const nlohmann::json&, const CodecContext&) { return std::make_shared<PlusFour>(); });
+    return reg;
+  }();
+  return r;
+}
+
+const DataType kI32 = DataType::int_(32);
+
+ChunkSpec spec_of(Shape shape, const DataType& dtype = kI32) { return {std::move(shape), dtype, FillValue::zero(dtype)}; }
+
+NDBuffer counting(const Shape& shape, const DataType& dtype = kI32) {
+  NDBuffer nd = NDBuffer::allocate(shape, dtype);
+  auto* p = reinterpret_cast<std::uint8_t*>(nd.data());
+  for (std::size_t i = 0; i < nd.nbytes(); ++i) p[i] = static_cast<std::uint8_t>(i * 7 + 3);
+  return nd;
+}
+
+std::shared_ptr<const Codec> make(const char* json) {
+  return registry().make_v3(nlohmann::json::parse(json), {kI32, 3});
+}
+
+// ---- Order ------------------------------------------------------------------------------
+
+TEST(CodecChain, FromCodecsChecksTheOrder) {
+  const auto transpose = make(R"({"name":"transpose","configuration":{"order":[1,0]}})");
+  const auto bytes = make(R"("bytes")");
+  const auto blosc = make(R"("blosc")");
+  EXPECT_THROW(CodecChain::from_codecs({}), InvalidArgumentError);
+  EXPECT_THROW(CodecChain::from_codecs({transpose}), InvalidArgumentError);             // no array->bytes
+  EXPECT_THROW(CodecChain::from_codecs({blosc, bytes}), InvalidArgumentError);          // bytes->bytes first
+  EXPECT_THROW(CodecChain::from_codecs({bytes, transpose}), InvalidArgumentError);      // array->array last
+  EXPECT_THROW(CodecChain::from_codecs({bytes, bytes}), InvalidArgumentError);          // two array->bytes
+  EXPECT_THROW(CodecChain::from_codecs({bytes, nullptr}), InvalidArgumentError);
+  const auto chain = CodecChain::from_codecs({transpose, transpose, bytes, blosc, blosc});
+  EXPECT_EQ(chain.array_to_array().size(), 2u);
+  EXPECT_EQ(chain.array_to_bytes()->name(), "bytes");
+  EXPECT_EQ(chain.bytes_to_bytes().size(), 2u);
+}
+
+TEST(CodecChain, FromV3JsonParsesShortHandsAndWritesObjects) {
+  const auto codecs = nlohmann::json::parse(R"([{"name":"transpose","configuration":{"order":[1,0]}},
+      "bytes", {"name":"blosc","configuration":{"cname":"lz4","clevel":1,"shuffle":"shuffle","typesize":4,"blocksize":0}}])");
+  const auto chain = CodecChain::from_v3_json(codecs, kI32, registry());
+  EXPECT_EQ(chain.to_json(), nlohmann::json::parse(R"([{"name":"transpose","configuration":{"order":[1,0]}},
+      {"name":"bytes","configuration":{"endian":"little"}},
+      {"name":"blosc","configuration":{"cname":"lz4","clevel":1,"shuffle":"shuffle","typesize":4,"blocksize":0}}])"));
+  // The dtype reaches the factories: a one-byte type gets no endian.
+  EXPECT_EQ(CodecChain::from_v3_json(nlohmann::json::parse(R"(["bytes"])"), DataType::uint_(8), registry()).to_json(),
+            nlohmann::json::parse(R"([{"name":"bytes"}])"));
+}
+
+TEST(CodecChain, FromV3JsonRejectsBadLists) {
+  for (const char* bad : {R"({})", R"("bytes")", R"([])", R"(null)", R"(["transpose"])", R"(["blosc","bytes"])",
+                          R"([{"name":"bytes","extra":1}])", R"([{"configuration":{}}])", R"([7])",
+                          R"([{"name":"bytes","must_understand":"no"}])", R"([{"name":"bytes","configuration":[]}])"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(CodecChain::from_v3_json(nlohmann::json::parse(bad), kI32, registry()), InvalidArgumentError);
+  }
+}
+
+TEST(CodecChain, UnknownCodecIsUnsupportedUnlessMustUnderstandIsFalse) {
+  try {
+    CodecChain::from_v3_json(nlohmann::json::parse(R"(["bytes", {"name":"fancy"}])"), kI32, registry());
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("unsupported codec 'fancy'"), std::string::npos) << e.what();
+  }
+  const auto chain = CodecChain::from_v3_json(
+      nlohmann::json::parse(R"(["bytes", {"name":"fancy","must_understand":false}])"), kI32, registry());
+  EXPECT_TRUE(chain.bytes_to_bytes().empty());
+  // "must_understand": true is the default, said out loud.
+  EXPECT_THROW(CodecChain::from_v3_json(nlohmann::json::parse(R"(["bytes", {"name":"fancy","must_understand":true}])"),
+                                        kI32, registry()),
+               UnsupportedError);
+  // URL-style names are not guessed at: only names that were registered work.
+  EXPECT_THROW(CodecChain::from_v3_json(nlohmann::json::parse(R"(["https://zarr.dev/codecs/bytes"])"), kI32, registry()),
+               UnsupportedError);
+  // A skipped codec can leave the chain without an array->bytes codec.
+  EXPECT_THROW(CodecChain::from_v3_json(nlohmann::json::parse(R"([{"name":"fancy","must_understand":false}])"), kI32,
+                                        registry()),
+               InvalidArgumentError);
+}
+
+TEST(CodecRegistry, V2LookupAndErrors) {
+  const CodecContext v2{kI32, 2};
+  EXPECT_EQ(registry().make_v2(nlohmann::json::parse(R"({"id":"blosc"})"), v2)->name(), "numcodecs.blosc");
+  try {
+    registry().make_v2(nlohmann::json::parse(R"({"id":"pickle"})"), v2);
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("pickle"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(registry().make_v2(nlohmann::json::parse(R"({"cname":"lz4"})"), v2), InvalidArgumentError);
+  EXPECT_THROW(registry().make_v2(nlohmann::json::parse(R"({"id":3})"), v2), InvalidArgumentError);
+  EXPECT_THROW(registry().make_v2(nlohmann::json::parse(R"("blosc")"), v2), InvalidArgumentError);
+  EXPECT_TRUE(registry().has_v2("blosc"));
+  EXPECT_FALSE(registry().has_v2("bytes"));
+  EXPECT_TRUE(registry().has_v3("numcodecs.blosc"));
+}
+
+TEST(CodecRegistry, BuiltinHasEveryShippedCodec) {
+  const auto& builtin = CodecRegistry::builtin();
+  EXPECT_EQ(&builtin, &CodecRegistry::builtin());
+  for (const char* name : {"bytes", "transpose", "blosc", "gzip", "zstd", "crc32c", "numcodecs.zlib", "numcodecs.lz4",
+                           "numcodecs.bz2", "numcodecs.lzma", "numcodecs.blosc"}) {
+    EXPECT_TRUE(builtin.has_v3(name)) << name;
+  }
+  for (const char* id : {"blosc", "gzip", "zlib", "zstd", "lz4", "bz2", "lzma"}) EXPECT_TRUE(builtin.has_v2(id)) << id;
+}
+
+// ---- Encoding and decoding --------------------------------------------------------------
+
+TEST(CodecChain, TransposeBytesBigEndianGiveExactBytes) {
+  const auto chain = CodecChain::from_v3_json(
+      nlohmann::json::parse(R"([{"name":"transpose","configuration":{"order":[1,0]}},
+                                {"name":"bytes","configuration":{"endian":"big"}}])"),
+      DataType::int_(16), registry());
+  const ChunkSpec spec = spec_of({2, 3}, DataType::int_(16));
+  NDBuffer chunk = NDBuffer::allocate({2, 3}, DataType::int_(16));
+  auto* v = reinterpret_cast<std::int16_t*>(chunk.data());
+  for (int i = 0; i < 6; ++i) v[i] = static_cast<std::int16_t>(0x0100 * (i + 1) + i);  // [[a b c] [d e f]]
+  Buffer encoded = chain.encode(chunk, spec);
+  // Transposed: a d b e c f, each big-endian.
+  const std::vector<std::uint8_t> expected = {1, 0, 4, 3, 2, 1, 5, 4, 3, 2, 6, 5};
+  ASSERT_EQ(encoded.size(), expected.size());
+  EXPECT_EQ(std::memcmp(encoded.data(), expected.data(), expected.size()), 0);
+  NDBuffer back = chain.decode(encoded.view(), spec);
+  EXPECT_EQ(back.shape(), spec.shape);
+  EXPECT_EQ(std::memcmp(back.data(), chunk.data(), chunk.nbytes()), 0);
+  EXPECT_EQ(*chain.encoded_size(spec), 12u);
+}
+
+TEST(CodecChain, RoundTripThroughEveryStage) {
+  const auto chain = CodecChain::from_v3_json(
+      nlohmann::json::parse(R"([{"name":"transpose","configuration":{"order":[2,0,1]}},
+                                {"name":"transpose","configuration":{"order":[1,0,2]}},
+                                {"name":"bytes","configuration":{"endian":"big"}},
+                                {"name":"blosc","configuration":{"cname":"zstd","clevel":3,"shuffle":"bitshuffle","typesize":8}},
+                                "test.plus4"])"),
+      DataType::float_(64), registry());
+  const ChunkSpec spec = spec_of({7, 9, 11}, DataType::float_(64));
+  const NDBuffer chunk = counting(spec.shape, spec.dtype);
+  Buffer encoded = chain.encode(chunk, spec);
+  EXPECT_FALSE(chain.encoded_size(spec).has_value());  // blosc's size is not fixed
+  NDBuffer back = chain.decode(encoded.view(), spec);
+  EXPECT_EQ(back.shape(), spec.shape);
+  EXPECT_EQ(std::memcmp(back.data(), chunk.data(), chunk.nbytes()), 0);
+  // A chunk that does not match the spec.
+  EXPECT_THROW(chain.encode(counting({7, 9, 10}, DataType::float_(64)), spec), InvalidArgumentError);
+}
+
+TEST(CodecChain, DecodersGetExactSizesWhereKnownAndCeilingsElsewhere) {
+  auto first = std::make_shared<RecordingCompressor>();
+  auto fixed = std::make_shared<PlusFour>();
+  auto last = std::make_shared<RecordingCompressor>();
+  const auto chain = CodecChain::from_codecs({make(R"("bytes")"), first, fixed, last});
+  const ChunkSpec spec = spec_of({10, 10});  // 400 bytes
+  Buffer encoded = chain.encode(counting(spec.shape), spec);
+  EXPECT_EQ(encoded.size(), 404u);
+  chain.decode(encoded.view(), spec);
+  const std::uint64_t ceiling = 400 + 400 / 8 + (64 << 10);
+  ASSERT_EQ(first->bounds.size(), 1u);
+  EXPECT_TRUE(first->bounds[0].exact);
+  EXPECT_EQ(first->bounds[0].bytes, 400u);
+  ASSERT_EQ(fixed->bounds.size(), 1u);
+  EXPECT_FALSE(fixed->bounds[0].exact);
+  EXPECT_EQ(fixed->bounds[0].bytes, ceiling);
+  ASSERT_EQ(last->bounds.size(), 1u);
+  EXPECT_FALSE(last->bounds[0].exact);
+  EXPECT_EQ(last->bounds[0].bytes, ceiling + 4);
+}
+
+TEST(CodecChain, FixedSizeStagesKeepSizesExact) {
+  auto fixed = std::make_shared<PlusFour>();
+  auto compressor = std::make_shared<RecordingCompressor>();
+  const auto chain = CodecChain::from_codecs({make(R"("bytes")"), fixed, compressor});
+  const ChunkSpec spec = spec_of({5});
+  EXPECT_FALSE(chain.encoded_size(spec).has_value());
+  chain.decode(chain.encode(counting(spec.shape), spec).view(), spec);
+  EXPECT_TRUE(fixed->bounds.at(0).exact);
+  EXPECT_EQ(fixed->bounds.at(0).bytes, 20u);
+  EXPECT_TRUE(compressor->bounds.at(0).exact);
+  EXPECT_EQ(compressor->bounds.at(0).bytes, 24u);
+  EXPECT_EQ(*CodecChain::from_codecs({make(R"("bytes")"), fixed, fixed}).encoded_size(spec), 28u);
+}
+
+TEST(CodecChain, VariableSizeArrayToBytesGetsAGenerousCeiling) {
+  auto compressor = std::make_shared<RecordingCompressor>();
+  const auto chain = CodecChain::from_codecs({std::make_shared<VariableSizeBytes>(), compressor});
+  const ChunkSpec spec = spec_of({1000});  // 4000 bytes
+  chain.decode(chain.encode(counting(spec.shape), spec).view(), spec);
+  ASSERT_EQ(compressor->bounds.size(), 1u);
+  EXPECT_FALSE(compressor->bounds[0].exact);
+  // At least what the array could take, and what the input could expand to.
+  EXPECT_GE(compressor->bounds[0].bytes, 4000u);
+  EXPECT_GE(compressor->bounds[0].bytes, 4000u * 64);
+  EXPECT_LE(compressor->bounds[0].bytes, 4000u * 64 + (1u << 20) + 4000u + (64u << 10));
+}
+
+TEST(CodecChain, DecoderThatIgnoresItsBoundIsDataLoss) {
+  const auto chain = CodecChain::from_codecs({make(R"("bytes")"), std::make_shared<Bomb>()});
+  const ChunkSpec spec = spec_of({4});
+  EXPECT_THROW(chain.decode(chain.encode(counting(spec.shape), spec).view(), spec), DataLossError);
+}
+
+TEST(CodecChain, CorruptStoredBytesAreDataLoss) {
+  const auto chain = CodecChain::from_v3_json(nlohmann::json::parse(R"(["bytes","blosc"])"), kI32, registry());
+  const ChunkSpec spec = spec_of({16});
+  Buffer encoded = chain.encode(counting(spec.shape), spec);
+  // A blosc header that claims a bigger chunk than the spec allows.
+  std::vector<std::byte> lying(encoded.view().begin(), encoded.view().end());
+  lying[4] = std::byte{0xff};
+  EXPECT_THROW(chain.decode(lying, spec), DataLossError);
+  EXPECT_THROW(chain.decode(encoded.view().first(10), spec), DataLossError);
+  // bytes alone: the size must be exact.
+  const auto plain = CodecChain::from_v3_json(nlohmann::json::parse(R"(["bytes"])"), kI32, registry());
+  EXPECT_THROW(plain.decode(encoded.view(), spec), DataLossError);
+}
+
+TEST(CodecChain, ValidateChecksEachCodecAgainstTheSpec) {
+  const auto chain = CodecChain::from_v3_json(
+      nlohmann::json::parse(R"([{"name":"transpose","configuration":{"order":[1,0]}},"bytes"])"), kI32, registry());
+  EXPECT_NO_THROW(chain.validate(spec_of({3, 4})));
+  EXPECT_THROW(chain.validate(spec_of({3, 4, 5})), InvalidArgumentError);
+  const auto plain = CodecChain::from_v3_json(nlohmann::json::parse(R"(["bytes"])"), DataType::string(), registry());
+  EXPECT_THROW(plain.validate({{3}, DataType::string(), FillValue{}}), UnsupportedError);
+}
+
+TEST(CodecChain, DefaultConstructedChainFailsCleanly) {
+  const CodecChain empty;
+  EXPECT_THROW(empty.decode(ByteView{}, spec_of({1})), InvalidArgumentError);
+  EXPECT_THROW(empty.encode(counting({1}), spec_of({1})), InvalidArgumentError);
+  EXPECT_EQ(empty.to_json(), nlohmann::json::array());
+}
+
+}  // namespace
+}  // namespace zarrkit
