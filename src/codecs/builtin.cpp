@@ -22,13 +22,14 @@ void register_builtin_codecs(CodecRegistry& registry) {
 }
 
 const CodecRegistry& CodecRegistry::builtin() {
-  // Built on first use; C++ makes this initialisation thread-safe.
-  static const CodecRegistry registry = [] {
-    CodecRegistry r;
-    register_builtin_codecs(r);
-    return r;
-  }();
-  return registry;
+  // Built in place on first use (C++ makes that thread-safe) and never moved: factories
+  // such as sharding's keep the registry's address to build their inner chains.
+  struct Builtin {
+    CodecRegistry registry;
+    Builtin() { register_builtin_codecs(registry); }
+  };
+  static const Builtin instance;
+  return instance.registry;
 }
 
 }  // namespace zarrkit
