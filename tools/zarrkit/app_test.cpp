@@ -104,7 +104,7 @@ TEST_F(RunTest, BadOptionValuesAreUsageErrorsBeforeAnythingIsWritten) {
            {"--zarr-format", "2", "--codec", "crc32c"},
            {"--zarr-format", "2", "--codec", "zstd", "--codec", "gzip"},
            {"--chunks", "2,0"},
-           {"--chunks", "2"},
+           {"--chunks", "2,2,2"},
            {"--chunks", "a,b"},
            {"--dimension-names", "x"},
            {"--fill-value", "{"},

@@ -40,6 +40,25 @@ json v2_compressor_option(const WriteOptions& o, const DataType& dtype) {
   return compressor;
 }
 
+// The v3 entry for a bytes->bytes codec. numcodecs.blosc (how v2 blosc reads) becomes the
+// v3 core blosc codec, which every v3 reader knows.
+json v3_entry(const BytesToBytesCodec& codec, const DataType& dtype) {
+  if (codec.name() != "numcodecs.blosc") return codec.to_json();
+  const json v2 = codec.to_v2_json().value_or(json::object());
+  const int shuffle = v2.value("shuffle", 1);
+  const char* names[] = {"noshuffle", "shuffle", "bitshuffle"};
+  const char* shuffle_name = shuffle == -1 ? (dtype.size() == 1 ? "bitshuffle" : "shuffle")  // numcodecs AUTOSHUFFLE
+                             : shuffle >= 0 && shuffle <= 2 ? names[shuffle]
+                                                             : "shuffle";
+  return {{"name", "blosc"},
+          {"configuration",
+           {{"typesize", v2.value("typesize", std::max<std::size_t>(dtype.size(), 1))},
+            {"cname", v2.value("cname", "lz4")},
+            {"clevel", v2.value("clevel", 5)},
+            {"shuffle", shuffle_name},
+            {"blocksize", v2.value("blocksize", 0)}}}};
+}
+
 json concat(json a, const json& b) {
   for (const auto& x : b) a.push_back(x);
   return a;
@@ -75,7 +94,7 @@ json v3_codecs_for_copy(const ArrayMetadata& source, const WriteOptions& o) {
   json aa = json::array(), bb = json::array();
   for (const auto& c : chain.array_to_array()) aa.push_back(c->to_json());
   json ab = chain.array_to_bytes()->to_json();
-  for (const auto& c : chain.bytes_to_bytes()) bb.push_back(c->to_json());
+  for (const auto& c : chain.bytes_to_bytes()) bb.push_back(v3_entry(*c, source.dtype));
   if (!o.order.empty()) aa = order_codecs(o.order, source.ndim());
   if (!o.codecs.empty()) {
     json new_bb = bytes_codecs_option(o, source.dtype);

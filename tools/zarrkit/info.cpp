@@ -15,7 +15,10 @@
 namespace zarrkit::cli {
 namespace {
 
-void row(std::string_view label, std::string_view value) { fmt::print("  {:<16}{}\n", label, value); }
+void row(std::string_view label, std::string_view value) {
+  if (value.empty()) return fmt::print("  {}\n", label);  // a heading for the lines below
+  fmt::print("  {:<16}{}\n", label, value);
+}
 
 // Long attribute values are cut: info is a summary; --json has everything.
 std::string short_json(const nlohmann::json& value, std::size_t limit = 100) {
@@ -49,8 +52,9 @@ void print_array(const OpenedNode& node, const Array& array) {
   fmt::print("{}\n", node.location);
   row("node", fmt::format("array (zarr v{})", m.zarr_format));
   row("shape", format_shape(m.shape));
-  row("dtype", m.zarr_format == 2 ? fmt::format("{} ({})", m.dtype.name(), dtype_to_v2_json(m.dtype).dump())
-                                  : m.dtype.name());
+  const nlohmann::json v2_dtype = m.zarr_format == 2 ? dtype_to_v2_json(m.dtype) : nlohmann::json();
+  row("dtype", v2_dtype.is_string() ? fmt::format("{} ({})", m.dtype.name(), v2_dtype.get<std::string>())
+                                    : m.dtype.name());
   row("chunks", format_shape(m.chunk_shape));
   row("grid", fmt::format("{} = {} chunks", format_shape(m.chunk_grid_shape()), m.num_chunks()));
   row("fill value", fill_text(m));
@@ -59,7 +63,7 @@ void print_array(const OpenedNode& node, const Array& array) {
   row("codecs", "");
   auto print_codec = [](const Codec& c) {
     const auto j = c.to_json();
-    fmt::print("    {:<14}{}\n", c.name(), j.contains("configuration") ? j["configuration"].dump() : "{}");
+    fmt::print("    {:<15} {}\n", c.name(), j.contains("configuration") ? j["configuration"].dump() : "{}");
   };
   for (const auto& c : m.codecs->array_to_array()) print_codec(*c);
   print_codec(*m.codecs->array_to_bytes());

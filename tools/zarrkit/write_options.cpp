@@ -27,7 +27,7 @@ std::vector<std::string> split_commas(const std::string& text) {
 void add_write_options(CLI::App& command, WriteOptions& o) {
   command.add_option("--zarr-format", o.zarr_format, "Zarr format of the new array: 2 or 3")
       ->check(CLI::IsMember({2, 3}));
-  command.add_option("--chunks", o.chunks, "chunk shape, comma-separated: 10,20");
+  command.add_option("--chunks", o.chunks, "chunk shape, comma-separated: 10,20 (one value: the same on every axis)");
   command.add_option("--codec", o.codecs,
                      "a bytes->bytes codec NAME[:key=value,...]; repeat for a chain (v2: one compressor). "
                      "zstd:level=3, gzip:level=6, zlib:level=1, bz2:level=9, lz4, lzma[:preset=6], crc32c, "
@@ -54,6 +54,7 @@ Shape parse_chunks_option(const std::string& text, std::size_t ndim) {
     }
     chunks.push_back(value);
   }
+  if (chunks.size() == 1 && ndim > 1) chunks.assign(ndim, chunks[0]);  // one value: every axis
   if (chunks.size() != ndim) {
     throw UsageError(fmt::format("--chunks {}: {} values for an array of {} dimensions", text, chunks.size(), ndim));
   }

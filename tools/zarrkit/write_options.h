@@ -18,7 +18,7 @@ namespace zarrkit::cli {
 
 struct WriteOptions {
   int zarr_format = 0;            // 0: not given (import: 3; cp: the source's)
-  std::string chunks;             // "10,20"; empty: not given
+  std::string chunks;             // "10,20", or "10" for every axis; empty: not given
   std::vector<std::string> codecs;  // --codec, in order
   std::string fill_value;         // JSON; empty: not given
   std::string order;              // "C" / "F"; empty: not given
