@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -132,6 +133,82 @@ TEST(MetadataCorpus, EveryDocumentParsesOrIsRefusedAsUnsupported) {
   // storage_transformer/exists; zfpy and pcodec: zarrs v2 (.zarray), v3_zarr_python (zarr.json),
   // and the converted v3 arrays (both files each).
   EXPECT_EQ(refused, 9);
+}
+
+// Every corpus document with each of its values (at any depth) replaced by values of
+// other types, and its text mutated byte by byte: the parsers give a result or a zarrkit
+// error, never another exception (nlohmann type errors, std::out_of_range) or a crash.
+TEST(MetadataCorpus, MutatedDocumentsGiveTypedErrorsOnly) {
+  const fs::path root = corpus_root();
+  if (!fs::is_directory(root)) GTEST_SKIP() << "interop corpus not found at " << root;
+  const json substitutes[] = {nullptr, true, 0, -1, 3, 1.5, 1e300, json(18446744073709551615ull), "", "x", "NaN",
+                              json::array(), json::array({0}), json::object(), json{{"must_understand", false}}};
+  std::mt19937 rng(7);
+  int runs = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    if (name != "zarr.json" && name != ".zarray" && name != ".zgroup") continue;
+    SCOPED_TRACE(fs::relative(entry.path(), root).string());
+    const std::string text = read_text(entry.path());
+    auto parse_doc = [&](const json& doc) {
+      try {
+        if (name == "zarr.json") {
+          if (doc.is_object() && doc.value("node_type", json()) == "group") parse_group_metadata_v3(doc);
+          else parse_array_metadata_v3(doc, registry());
+        } else if (name == ".zarray") {
+          parse_array_metadata_v2(doc, std::nullopt, registry());
+        } else {
+          parse_group_metadata_v2(doc, doc);
+        }
+      } catch (const Error&) {
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "untyped exception: " << e.what() << " for " << doc.dump();
+      }
+      ++runs;
+    };
+    // Structural mutations: every value, one at a time.
+    const json original = parse_json(text);
+    std::set<std::string> pointers;  // every leaf and every container above one
+    const json flat = original.flatten();
+    for (const auto& [leaf, value] : flat.items()) {
+      for (auto p = json::json_pointer(leaf); !p.empty(); p = p.parent_pointer()) pointers.insert(p.to_string());
+    }
+    for (const auto& pointer : pointers) {
+      for (const auto& substitute : substitutes) {
+        json doc = original;
+        doc[json::json_pointer(pointer)] = substitute;
+        parse_doc(doc);
+      }
+      json without = original;  // and the value removed altogether
+      const json::json_pointer p(pointer);
+      json& parent = without[p.parent_pointer()];
+      if (parent.is_object()) parent.erase(p.back());
+      else if (parent.is_array() && !parent.empty()) parent.erase(parent.size() - 1);
+      parse_doc(without);
+    }
+    // Text mutations: flip, drop or duplicate a byte, or cut the text short.
+    for (int i = 0; i < 40; ++i) {
+      std::string mutated = text;
+      const std::size_t at = rng() % mutated.size();
+      switch (rng() % 4) {
+        case 0: mutated[at] = static_cast<char>(rng() % 256); break;
+        case 1: mutated.erase(at, 1); break;
+        case 2: mutated.insert(at, 1, mutated[at]); break;
+        default: mutated.resize(at); break;
+      }
+      json doc;
+      try {
+        doc = parse_json(mutated);
+      } catch (const Error&) {
+        continue;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "untyped exception from parse_json: " << e.what();
+        continue;
+      }
+      parse_doc(doc);
+    }
+  }
+  EXPECT_GT(runs, 1000);
 }
 
 TEST(MetadataCorpus, SpotChecks) {

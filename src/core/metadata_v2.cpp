@@ -147,7 +147,8 @@ ArrayMetadata parse_array_metadata_v2(const json& zarray, const std::optional<js
 
   m.chunk_key_encoding.kind = ChunkKeyEncoding::Kind::kV2;
   m.chunk_key_encoding.separator = '.';  // the default when the key is absent (rule 25)
-  if (const json* sep = find_member(zarray, "dimension_separator")) {
+  // null is read as absent: harmless, and some writers spell "not given" that way.
+  if (const json* sep = find_member(zarray, "dimension_separator"); sep && !sep->is_null()) {
     if (*sep != "." && *sep != "/") {
       fail_invalid(".zarray: dimension_separator must be \".\" or \"/\", got {}", describe(*sep));
     }
