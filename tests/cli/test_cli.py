@@ -323,3 +323,17 @@ def test_zarrkit_reads_what_zarr_python_writes(tmp_path, fmt):
     z[...] = a
     zk("export", tmp_path / "z.zarr", tmp_path / "o.npy", "--select", "2:, ::3")
     np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), a[2:, ::3])
+
+
+def test_sharded_array_from_zarr_python(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    a = np.arange(100 * 60, dtype="<i4").reshape(100, 60)
+    z = zarr.create_array(tmp_path / "sh.zarr", shape=a.shape, chunks=(10, 10), shards=(50, 30), dtype=a.dtype)
+    z[...] = a
+    out = zk("info", tmp_path / "sh.zarr").stdout
+    assert "sharding_indexed" in out and "inner chunks    (10, 10)" in out
+    line = error_line(zk("cp", tmp_path / "sh.zarr", tmp_path / "v2.zarr", "--zarr-format", "2", expect=1))
+    assert "sharding_indexed" in line
+    # Re-sharded and re-compressed (inside the shards), still readable by zarr-python.
+    zk("cp", tmp_path / "sh.zarr", tmp_path / "re.zarr", "--chunks", "20,60", "--codec", "gzip:level=2")
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "re.zarr", mode="r")[...], a)

@@ -27,13 +27,8 @@ void run_export(const ExportOptions& o) {
   Array array = open_array(o.array);
   // Out-of-range indices and zero steps are the user's mistake too: check before reading.
   as_usage_error("--select " + o.select, [&] { array.selection_shape(selection); });
-  NDBuffer data;
-  try {
-    data = array.read(selection);
-  } catch (const Error& e) {
-    rethrow_with_context(e, o.array);
-  }
-  write_npy(o.output, data);
+  // Read errors already name the store, the array and the chunk key.
+  write_npy(o.output, array.read(selection));
 }
 
 }  // namespace
