@@ -10,6 +10,8 @@ void register_builtin_codecs(CodecRegistry& registry) {
   register_transpose_codec(registry);
   // array->bytes
   register_bytes_codec(registry);
+  register_sharding_codec(registry);  // builds its inner chains from this same registry
+  register_sharding_codec(registry);
   // bytes->bytes
   register_blosc_codec(registry);
   register_gzip_codec(registry);

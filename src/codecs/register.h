@@ -7,6 +7,7 @@ namespace zarrkit {
 class CodecRegistry;
 
 void register_bytes_codec(CodecRegistry& registry);      // v3 "bytes"
+void register_sharding_codec(CodecRegistry& registry);   // v3 "sharding_indexed" (inner chains from `registry`)
 void register_transpose_codec(CodecRegistry& registry);  // v3 "transpose"
 void register_blosc_codec(CodecRegistry& registry);      // v3 "blosc", v2 "blosc"
 void register_gzip_codec(CodecRegistry& registry);       // v3 "gzip", "numcodecs.gzip"; v2 "gzip"
