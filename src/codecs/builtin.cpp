@@ -11,7 +11,6 @@ void register_builtin_codecs(CodecRegistry& registry) {
   // array->bytes
   register_bytes_codec(registry);
   register_sharding_codec(registry);  // builds its inner chains from this same registry
-  register_sharding_codec(registry);
   // bytes->bytes
   register_blosc_codec(registry);
   register_gzip_codec(registry);
