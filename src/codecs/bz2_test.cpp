@@ -102,7 +102,7 @@ TEST_F(Bz2Test, RejectsCorruptInput) {
   const Bytes encoded = from_hex(kNumcodecsSample);
   // Block and stream CRCs cover the data; a few bits (such as the block randomised flag's
   // neighbours in the bit stream) may decode the same data, never different data.
-  for (std::uint8_t mask : {0x01, 0x10}) {
+  for (std::uint8_t mask : {std::uint8_t{0x01}, std::uint8_t{0x10}}) {
     expect_corruptions_rejected(*v3(nlohmann::json::object()), encoded, reference_sample(), 0, encoded.size(), mask,
                                 /*harmless_flips_allowed=*/true);
   }

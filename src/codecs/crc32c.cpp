@@ -52,28 +52,91 @@ std::uint32_t load_le32(const unsigned char* p) {
          static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
 }
 
+// The CRC register after `n` more bytes (no pre- or post-inversion), eight bytes per step.
+std::uint32_t portable_update(std::uint32_t state, const unsigned char* p, std::size_t n) {
+  const auto& t = kSliceTables;
+  for (; n >= 8; n -= 8, p += 8) {
+    std::uint32_t low = load_le32(p) ^ state;
+    std::uint32_t high = load_le32(p + 4);
+    state = t[7][low & 0xFFu] ^ t[6][(low >> 8) & 0xFFu] ^ t[5][(low >> 16) & 0xFFu] ^ t[4][low >> 24] ^
+            t[3][high & 0xFFu] ^ t[2][(high >> 8) & 0xFFu] ^ t[1][(high >> 16) & 0xFFu] ^ t[0][high >> 24];
+  }
+  while (n-- != 0) state = (state >> 8) ^ t[0][(state ^ *p++) & 0xFFu];
+  return state;
+}
+
 #ifdef ZARRKIT_CRC32C_X86
+// The hardware path runs three independent CRCs over three consecutive lanes of kLane
+// bytes, because the crc32 instruction has a latency of three cycles but can start one per
+// cycle. The register after lanes A, B, C is then shift(shift(crc A) ^ crc B) ^ crc C,
+// where shift() advances a register over kLane zero bytes: a linear map, applied with
+// four 256-entry tables (one per byte of the register).
+constexpr std::size_t kLane = 2048;
+
+struct LaneShift {
+  std::array<std::array<std::uint32_t, 256>, 4> tables{};
+
+  LaneShift() {
+    std::array<std::uint32_t, 32> basis{};  // where each single-bit register goes
+    const std::array<unsigned char, kLane> zeros{};
+    for (std::size_t bit = 0; bit < 32; ++bit) basis[bit] = portable_update(1u << bit, zeros.data(), kLane);
+    for (std::size_t k = 0; k < 4; ++k) {
+      for (std::uint32_t byte = 0; byte < 256; ++byte) {
+        std::uint32_t image = 0;
+        for (std::size_t bit = 0; bit < 8; ++bit) {
+          if ((byte >> bit) & 1u) image ^= basis[8 * k + bit];
+        }
+        tables[k][byte] = image;
+      }
+    }
+  }
+
+  std::uint32_t operator()(std::uint32_t state) const {
+    return tables[0][state & 0xFFu] ^ tables[1][(state >> 8) & 0xFFu] ^ tables[2][(state >> 16) & 0xFFu] ^
+           tables[3][state >> 24];
+  }
+};
+
+const LaneShift& lane_shift() {
+  static const LaneShift shift;
+  return shift;
+}
+
+__attribute__((target("sse4.2"))) std::uint64_t crc_word(std::uint64_t state, const unsigned char* p) {
+  std::uint64_t word;
+  std::memcpy(&word, p, 8);
+#if defined(__x86_64__)
+  return _mm_crc32_u64(state, word);
+#else
+  return _mm_crc32_u32(_mm_crc32_u32(static_cast<std::uint32_t>(state), static_cast<std::uint32_t>(word)),
+                       static_cast<std::uint32_t>(word >> 32));
+#endif
+}
+
 __attribute__((target("sse4.2"))) std::uint32_t hardware_update(std::uint32_t state, const unsigned char* p,
                                                                  std::size_t n) {
-  // Single-byte steps until p is 8-byte aligned, then 8 bytes per instruction.
+  // Single-byte steps until p is 8-byte aligned.
   while (n != 0 && (reinterpret_cast<std::uintptr_t>(p) & 7u) != 0) {
     state = _mm_crc32_u8(state, *p++);
     --n;
   }
-#if defined(__x86_64__)
   std::uint64_t wide = state;
-  for (; n >= 8; n -= 8, p += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, p, 8);
-    wide = _mm_crc32_u64(wide, word);
+  if (n >= 3 * kLane) {
+    const LaneShift& shift = lane_shift();
+    for (; n >= 3 * kLane; n -= 3 * kLane, p += 3 * kLane) {
+      std::uint64_t a = wide;
+      std::uint64_t b = 0;
+      std::uint64_t c = 0;
+      for (std::size_t i = 0; i < kLane; i += 8) {
+        a = crc_word(a, p + i);
+        b = crc_word(b, p + kLane + i);
+        c = crc_word(c, p + 2 * kLane + i);
+      }
+      wide = shift(shift(static_cast<std::uint32_t>(a)) ^ static_cast<std::uint32_t>(b)) ^ static_cast<std::uint32_t>(c);
+    }
   }
+  for (; n >= 8; n -= 8, p += 8) wide = crc_word(wide, p);
   state = static_cast<std::uint32_t>(wide);
-#endif
-  for (; n >= 4; n -= 4, p += 4) {
-    std::uint32_t word;
-    std::memcpy(&word, p, 4);
-    state = _mm_crc32_u32(state, word);
-  }
   while (n-- != 0) state = _mm_crc32_u8(state, *p++);
   return state;
 }
@@ -97,18 +160,7 @@ bool have_hardware() {
 namespace crc32c_detail {
 
 std::uint32_t portable(ByteView data, std::uint32_t crc) {
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  std::size_t n = data.size();
-  std::uint32_t state = ~crc;
-  const auto& t = kSliceTables;
-  for (; n >= 8; n -= 8, p += 8) {
-    std::uint32_t low = load_le32(p) ^ state;
-    std::uint32_t high = load_le32(p + 4);
-    state = t[7][low & 0xFFu] ^ t[6][(low >> 8) & 0xFFu] ^ t[5][(low >> 16) & 0xFFu] ^ t[4][low >> 24] ^
-            t[3][high & 0xFFu] ^ t[2][(high >> 8) & 0xFFu] ^ t[1][(high >> 16) & 0xFFu] ^ t[0][high >> 24];
-  }
-  while (n-- != 0) state = (state >> 8) ^ t[0][(state ^ *p++) & 0xFFu];
-  return ~state;
+  return ~portable_update(~crc, reinterpret_cast<const unsigned char*>(data.data()), data.size());
 }
 
 bool hardware_available() { return have_hardware(); }

@@ -59,6 +59,22 @@ TEST(Crc32c, PathsAgreeOnEveryLengthAndAlignment) {
   }
 }
 
+TEST(Crc32c, PathsAgreeOnLongInputs) {
+  // Lengths around multiples of the hardware path's 3 x 2048-byte rounds.
+  Bytes data = random_bytes(200000, 7);
+  for (std::size_t length : {6143u, 6144u, 6145u, 12288u + 13u, 100000u, 199990u}) {
+    for (std::size_t offset : {0u, 1u, 5u, 8u}) {
+      ByteView part = view(data).subspan(offset, length);
+      std::uint32_t portable = crc32c_detail::portable(part, 0);
+      EXPECT_EQ(crc32c(part), portable) << length << " bytes at " << offset;
+      EXPECT_EQ(crc32c(part.subspan(4000), crc32c(part.first(4000))), portable);
+    }
+  }
+  // 1 MiB of zeros and of 0xFF, against Python's crc32c package.
+  EXPECT_EQ(crc32c(view(Bytes(1 << 20, std::byte{0}))), 0x14298C12u);
+  EXPECT_EQ(crc32c(view(Bytes(1 << 20, std::byte{0xFF}))), 0x91A3B1E6u);
+}
+
 TEST(Crc32c, ContinuesAcrossCalls) {
   Bytes data = to_bytes("123456789");
   for (std::size_t split = 0; split <= data.size(); ++split) {
@@ -100,7 +116,7 @@ TEST_F(Crc32cCodecTest, NumcodecsLocationStartPutsChecksumFirst) {
 TEST_F(Crc32cCodecTest, RoundTrips) {
   for (const char* name : {"crc32c", "numcodecs.crc32c"}) {
     auto codec = make(name);  // the v3.1 bare-name form
-    for (std::size_t n : {0, 1, 3, 4, 5, 4096, 1 << 20}) expect_round_trip(*codec, random_bytes(n));
+    for (std::size_t n : {0u, 1u, 3u, 4u, 5u, 4096u, 1u << 20}) expect_round_trip(*codec, random_bytes(n));
   }
 }
 
@@ -112,7 +128,7 @@ TEST_F(Crc32cCodecTest, DecodesNumcodecsOutput) {
 
 TEST_F(Crc32cCodecTest, RejectsInputShorterThanChecksum) {
   auto codec = make({{"name", "crc32c"}});
-  for (std::size_t n : {0, 1, 3}) {
+  for (std::size_t n : {0u, 1u, 3u}) {
     Bytes short_input(n, std::byte{0});
     expect_error<DataLossError>([&] { codec->decode(view(short_input), ceiling(100), spec_); }, "cannot hold");
   }

@@ -157,7 +157,7 @@ TEST_F(LzmaTest, RejectsTruncatedInput) {
 TEST_F(LzmaTest, RejectsCorruptInput) {
   // xz checks its headers (CRC-32) and the content (CRC-64): nearly every bit counts.
   const Bytes xz = from_hex(kXz);
-  for (std::uint8_t mask : {0x01, 0x20}) {
+  for (std::uint8_t mask : {std::uint8_t{0x01}, std::uint8_t{0x20}}) {
     expect_corruptions_rejected(*v3(nlohmann::json::object()), xz, reference_sample(), 0, xz.size(), mask,
                                 /*harmless_flips_allowed=*/true);
   }

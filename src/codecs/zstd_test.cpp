@@ -153,7 +153,7 @@ TEST_F(ZstdTest, RejectsTruncatedInput) {
 TEST_F(ZstdTest, RejectsCorruptInput) {
   const Bytes encoded = from_hex(kNumcodecsLevel3Checksum);  // the checksum covers the content
   // A few bits of an entropy-coded stream are padding; the content checksum catches the rest.
-  for (std::uint8_t mask : {0x01, 0x80}) {
+  for (std::uint8_t mask : {std::uint8_t{0x01}, std::uint8_t{0x80}}) {
     expect_corruptions_rejected(*v3(nlohmann::json::object()), encoded, reference_sample(), 0, encoded.size(), mask,
                                 /*harmless_flips_allowed=*/true);
   }
