@@ -88,6 +88,8 @@ void add_cp_command(CLI::App& app) {
   cmd->add_option("source", options->source, "array or group to copy")->required();
   cmd->add_option("dest", options->dest, "where to create the copy")->required();
   add_write_options(*cmd, options->write);
+  cmd->footer("Options not given keep the source's settings (format, chunks, codecs where the target format has "
+              "them, fill value, attributes). For a group, every member is copied with the same options.");
   cmd->callback([options] { run_cp(*options); });
 }
 

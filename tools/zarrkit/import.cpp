@@ -73,6 +73,7 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("input", options->input, "the .npy file")->required();
   cmd->add_option("array", options->array, "where to create the array")->required();
   add_write_options(*cmd, options->write);
+  cmd->footer("Defaults as in zarr-python: Zarr v3, chunks of about 1 MiB, zstd level 0, fill value 0.");
   cmd->callback([options] { run_import(*options); });
 }
 
