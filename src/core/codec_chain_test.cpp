@@ -179,8 +179,8 @@ TEST(CodecRegistry, V2LookupAndErrors) {
 TEST(CodecRegistry, BuiltinHasEveryShippedCodec) {
   const auto& builtin = CodecRegistry::builtin();
   EXPECT_EQ(&builtin, &CodecRegistry::builtin());
-  for (const char* name : {"bytes", "sharding_indexed", "transpose", "blosc", "gzip", "zstd", "crc32c", "numcodecs.zlib", "numcodecs.lz4",
-                           "numcodecs.bz2", "numcodecs.lzma", "numcodecs.blosc"}) {
+  for (const char* name : {"bytes", "sharding_indexed", "transpose", "blosc", "gzip", "zstd", "crc32c",
+                           "numcodecs.zlib", "numcodecs.lz4", "numcodecs.bz2", "numcodecs.lzma", "numcodecs.blosc"}) {
     EXPECT_TRUE(builtin.has_v3(name)) << name;
   }
   for (const char* id : {"blosc", "gzip", "zlib", "zstd", "lz4", "bz2", "lzma"}) EXPECT_TRUE(builtin.has_v2(id)) << id;
