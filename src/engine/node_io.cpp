@@ -18,13 +18,13 @@ NodeInfo make_info(std::string_view path, NodeType type, int zarr_format) {
 }
 
 // The node type a zarr.json document declares.
-NodeType v3_node_type(const nlohmann::json& doc, const std::string& key, Store& store) {
+NodeType v3_node_type(const nlohmann::json& doc, const std::string& key) {
   if (doc.is_object()) {
     const auto it = doc.find("node_type");
     if (it != doc.end() && *it == "array") return NodeType::kArray;
     if (it != doc.end() && *it == "group") return NodeType::kGroup;
   }
-  fail_invalid("'{}' in {}: node_type must be \"array\" or \"group\"", key, store.describe());
+  fail_invalid("'{}': node_type must be \"array\" or \"group\"", key);
 }
 
 }  // namespace
@@ -65,7 +65,7 @@ std::optional<nlohmann::json> read_json(Store& store, const std::string& key) {
   try {
     return parse_json(as_chars(value->view()));
   } catch (const Error& e) {
-    rethrow_with_context(e, fmt::format("'{}' in {}", key, store.describe()));
+    rethrow_with_context(e, fmt::format("'{}'", key));  // callers name the store
   }
 }
 
@@ -78,7 +78,7 @@ std::optional<NodeInfo> probe_node_format(Store& store, std::string_view path, i
     const std::string key = join_key(path, kZarrJson);
     const auto doc = read_json(store, key);
     if (!doc) return std::nullopt;
-    return make_info(path, v3_node_type(*doc, key, store), 3);
+    return make_info(path, v3_node_type(*doc, key), 3);
   }
   if (zarr_format == 2) {
     if (store.exists(join_key(path, kZarray))) return make_info(path, NodeType::kArray, 2);
@@ -90,8 +90,12 @@ std::optional<NodeInfo> probe_node_format(Store& store, std::string_view path, i
 
 std::optional<NodeInfo> probe_node(Store& store, std::string_view path) {
   const std::string normalized = normalize_node_path(path);
-  if (auto v3 = probe_node_format(store, normalized, 3)) return v3;
-  return probe_node_format(store, normalized, 2);
+  try {
+    if (auto v3 = probe_node_format(store, normalized, 3)) return v3;
+    return probe_node_format(store, normalized, 2);
+  } catch (const Error& e) {
+    rethrow_with_context(e, fmt::format("node '{}' in {}", display_path(normalized), store.describe()));
+  }
 }
 
 std::vector<NodeInfo> list_members(Store& store, std::string_view path, int zarr_format) {

@@ -1,5 +1,6 @@
 #include "engine/strided_copy.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -31,14 +32,25 @@ Layout simplify(std::span<const std::uint64_t> shape, std::span<const std::int64
     fail_unsupported("arrays with more than {} dimensions are not supported (got {})", kMaxCopyDims,
                      shape.size());
   }
+  std::array<Dim, kMaxCopyDims> dims;
+  std::size_t ndim = 0;
   Layout layout;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0) {
       layout.empty = true;
       return layout;
     }
-    if (shape[i] == 1) continue;
-    const Dim d{shape[i], dst_strides[i], src_strides[i]};
+    if (shape[i] != 1) dims[ndim++] = {shape[i], dst_strides[i], src_strides[i]};
+  }
+  // An element-wise copy may visit the axes in any order. Walking the destination in
+  // memory order (largest stride outermost) keeps the writes sequential when the caller's
+  // layout differs from the chunk's (an F-order output, a transposed view). Already-sorted
+  // axes, the common case, stay as they are.
+  auto magnitude = [](std::int64_t s) { return s < 0 ? -s : s; };
+  std::stable_sort(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(ndim),
+                   [&](const Dim& a, const Dim& b) { return magnitude(a.dst_stride) > magnitude(b.dst_stride); });
+  for (std::size_t i = 0; i < ndim; ++i) {
+    const Dim& d = dims[i];
     if (layout.ndim > 0) {
       Dim& outer = layout.dims[layout.ndim - 1];
       // The outer axis steps exactly over a whole run of the inner one, on both sides.
