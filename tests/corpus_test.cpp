@@ -3,12 +3,16 @@
 // zarrkit does not implement yet, the test asserts the exact typed error instead: an
 // UnsupportedError that names the codec or data type, never a wrong read.
 //
-// When a feature lands, flip its constant below: the value checks for its arrays then run
-// instead of the error checks.
+// When a feature lands, flip its constant below: the value checks for its arrays then become
+// mandatory. Until then a gated array must either fail with that UnsupportedError or (when the
+// feature has just landed and the flag is not flipped yet) read exactly the expected values;
+// any other outcome fails. Arrays with no expected values listed (zfpy, pcodec, strings) must
+// always fail as unsupported.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -26,9 +30,12 @@ namespace {
 namespace fs = std::filesystem;
 
 // ---- Features the corpus uses that are not implemented yet ---------------------------------
-constexpr bool kShardingSupported = false;             // sharding_indexed
+constexpr bool kShardingSupported = true;              // sharding_indexed
 constexpr bool kVariableStringsSupported = false;      // v3 "string" + vlen-utf8, v2 "|O"
-constexpr bool kNumcodecsFiltersSupported = false;     // delta, shuffle, fixedscaleoffset, bitround
+constexpr bool kDeltaSupported = false;                // numcodecs delta (v2 "delta", v3 "numcodecs.delta")
+constexpr bool kShuffleFilterSupported = false;        // numcodecs shuffle (v2 filter "shuffle")
+constexpr bool kFixedScaleOffsetSupported = false;     // numcodecs fixedscaleoffset (lossy)
+constexpr bool kBitroundSupported = false;             // numcodecs bitround (lossy)
 constexpr bool kChecksumExtensionsSupported = false;   // numcodecs.adler32, numcodecs.fletcher32
 
 fs::path corpus_root() { return fs::path(ZARRKIT_SOURCE_DIR) / ".." / "shared" / "corpus"; }
@@ -115,6 +122,7 @@ struct CorpusCase {
   Shape shape;
   std::vector<double> values;  // C order
   int zarr_format = 0;         // checked when non-zero
+  bool has_values = true;  // false: no expected values known, the read must fail
   // When not readable yet: the UnsupportedError must name one of these.
   bool readable = true;
   std::vector<std::string> unsupported_names;
@@ -136,14 +144,22 @@ void expect_reads(const CorpusCase& c) {
   EXPECT_EQ(as_doubles(values), c.values);
 }
 
-// Opening or reading must fail with an UnsupportedError that names the missing feature.
-void expect_unsupported(const std::string& store, const std::string& path,
-                        const std::vector<std::string>& names) {
+// Opening or reading must fail with an UnsupportedError that names the missing feature; or,
+// for a case with known values, read exactly those (the feature landed before its flag flipped).
+void expect_unsupported(const CorpusCase& c) {
+  const std::vector<std::string>& names = c.unsupported_names;
   try {
-    Array array = Array::open(corpus_store(store), path);
+    Array array = Array::open(corpus_store(c.store), c.path);
     NDBuffer values = array.read();
-    ADD_FAILURE() << store << "/" << path << " read without an error; expected UnsupportedError naming "
-                  << names.front();
+    if (!c.has_values) {
+      ADD_FAILURE() << c.store << "/" << c.path << " read without an error; expected UnsupportedError naming "
+                    << names.front();
+      return;
+    }
+    EXPECT_EQ(values.shape(), c.shape);
+    EXPECT_EQ(as_doubles(values), c.values) << "a wrong read where UnsupportedError was expected";
+    std::printf("[ NOTE     ] %s/%s now reads correctly: flip its kXSupported flag (%s)\n", c.store.c_str(),
+                c.path.c_str(), names.front().c_str());
   } catch (const UnsupportedError& e) {
     const std::string message = e.what();
     bool named = false;
@@ -163,7 +179,7 @@ TEST_P(CorpusArray, ReadsExpectedValuesOrFailsAsUnsupported) {
   if (c.readable) {
     expect_reads(c);
   } else {
-    expect_unsupported(c.store, c.path, c.unsupported_names);
+    expect_unsupported(c);
   }
 }
 
@@ -180,7 +196,7 @@ const DataType kB1 = DataType::boolean();
 CorpusCase readable(std::string name, std::string store, std::string path, DataType dtype,
                     Shape shape, std::vector<double> values, int zarr_format = 0) {
   return {std::move(name), std::move(store), std::move(path), std::move(dtype),
-          std::move(shape), std::move(values), zarr_format, true, {}};
+          std::move(shape), std::move(values), zarr_format, true, true, {}};
 }
 
 // A case that reads once `supported` is true, and until then must fail naming `names`.
@@ -197,6 +213,7 @@ CorpusCase unsupported(std::string name, std::string store, std::string path,
   c.store = std::move(store);
   c.path = std::move(path);
   c.readable = false;
+  c.has_values = false;
   c.unsupported_names = std::move(names);
   return c;
 }
@@ -262,9 +279,8 @@ std::vector<CorpusCase> zarrita_v3_cases() {
       sharded("3d.contiguous.compressed.sharded.i2", kI2, {3, 3, 3}, arange(27)),
       sharded("3d.chunked.compressed.sharded.i2", kI2, {4, 4, 4}, arange(64)),
       sharded("3d.chunked.mixed.compressed.sharded.i2", kI2, {3, 3, 3}, arange(27)),
-      gated(kNumcodecsFiltersSupported, {"numcodecs.delta"},
-            r("1d.contiguous.delta.i4", kI4, {4}, k1234)),
-      gated(kNumcodecsFiltersSupported, {"numcodecs.delta"},
+      gated(kDeltaSupported, {"numcodecs.delta"}, r("1d.contiguous.delta.i4", kI4, {4}, k1234)),
+      gated(kDeltaSupported, {"numcodecs.delta"},
             r("3d.contiguous.delta.i4.mixed", kI4, {3, 3, 3}, arange(27))),
       r("consolidated/1d.chunked.i2", kI2, {4}, k1234),
       r("consolidated/2d.contiguous.i2", kI2, {2, 2}, k1234),
@@ -286,9 +302,17 @@ std::vector<CorpusCase> zarrita_v2_cases() {
     return readable("zarrita_v2_" + path, s, path, std::move(dtype), std::move(shape),
                     std::move(values), 2);
   };
-  auto filter = [&](std::string path, std::string id, DataType dtype, std::vector<double> values) {
-    return gated(kNumcodecsFiltersSupported, {std::move(id)},
-                 r(std::move(path), std::move(dtype), {4}, std::move(values)));
+  // A filter case: readable once every filter it uses is supported; until then the error
+  // names one of the missing ones.
+  auto filter = [&](std::string path, std::vector<std::pair<bool, std::string>> filters,
+                    std::vector<double> values) {
+    bool supported = true;
+    std::vector<std::string> missing;
+    for (auto& [ok, id] : filters) {
+      supported = supported && ok;
+      if (!ok) missing.push_back(id);
+    }
+    return gated(supported, missing, r(std::move(path), kI2, {4}, std::move(values)));
   };
   std::vector<CorpusCase> cases = {
       r("1d.contiguous.zlib.i2", kI2, {4}, k1234),
@@ -311,18 +335,20 @@ std::vector<CorpusCase> zarrita_v2_cases() {
       r("3d.chunked.i2", kI2, {3, 3, 3}, arange(27)),
       r("3d.chunked.mixed.i2.C", kI2, {3, 3, 3}, arange(27)),
       r("3d.chunked.mixed.i2.F", kI2, {3, 3, 3}, arange(27)),  // "order": "F"
-      filter("1d.contiguous.shuffle.i2", "shuffle", kI2, k1234),
-      filter("1d.contiguous.delta.i2", "delta", kI2, k1234),
-      filter("1d.contiguous.delta.shuffle.i2", "delta", kI2, {10, 20, 30, 40}),
-      // fixedscaleoffset and bitround are lossy: their values are checked approximately once
-      // supported (see the dedicated tests below), so here they only assert the error.
+      filter("1d.contiguous.shuffle.i2", {{kShuffleFilterSupported, "shuffle"}}, k1234),
+      filter("1d.contiguous.delta.i2", {{kDeltaSupported, "delta"}}, k1234),
+      filter("1d.contiguous.delta.shuffle.i2", {{kDeltaSupported, "delta"}, {kShuffleFilterSupported, "shuffle"}},
+             {10, 20, 30, 40}),
+      // fixedscaleoffset is lossy: its values are checked approximately once supported (see
+      // FixedScaleOffsetOnceSupported below), so here it only asserts the error.
   };
-  if (!kNumcodecsFiltersSupported) {
+  if (!kFixedScaleOffsetSupported) {
     cases.push_back(unsupported("zarrita_v2_1d.contiguous.fixedscaleoffset.f4", s,
                                 "1d.contiguous.fixedscaleoffset.f4", {"fixedscaleoffset"}));
-    cases.push_back(unsupported("zarrita_v2_1d.contiguous.bitround.f4", s,
-                                "1d.contiguous.bitround.f4", {"bitround"}));
   }
+  // bitround only rounds when encoding; decoding returns the stored (rounded) values.
+  cases.push_back(gated(kBitroundSupported, {"bitround"},
+                        r("1d.contiguous.bitround.f4", kF4, {4}, {1.125, 2.25, 3.25, 4.5})));
   if (!kVariableStringsSupported) {
     // Object arrays: "|O" with a vlen-utf8 or json2 filter. The error may name the data type
     // or the filter, whichever the parser meets first.
@@ -537,15 +563,14 @@ TEST(CorpusZarrs, NullFillValueIsRecorded) {
   EXPECT_TRUE(array.metadata().fill_value.is_null());
 }
 
-// Lossy numcodecs filters: approximately the values the generator wrote, once supported.
-TEST(CorpusZarritaV2, LossyFiltersOnceSupported) {
+// fixedscaleoffset (lossy): approximately the values the generator wrote, once supported.
+TEST(CorpusZarritaV2, FixedScaleOffsetOnceSupported) {
   SKIP_WITHOUT_CORPUS();
-  if (!kNumcodecsFiltersSupported) GTEST_SKIP() << "numcodecs filters not implemented yet (asserted unsupported above)";
+  if (!kFixedScaleOffsetSupported) GTEST_SKIP() << "fixedscaleoffset not implemented yet (asserted unsupported above)";
   auto store = corpus_store("zarrita.js/fixtures/v2/data.zarr");
-  const std::vector<double> fso = as_doubles(Array::open(store, "1d.contiguous.fixedscaleoffset.f4").read());
-  ASSERT_EQ(fso.size(), 4u);
-  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(fso[i], 1000.0 + 0.1 * static_cast<double>(i), 1e-3);
-  EXPECT_EQ(Array::open(store, "1d.contiguous.bitround.f4").read().num_elements(), 4u);
+  const std::vector<double> values = as_doubles(Array::open(store, "1d.contiguous.fixedscaleoffset.f4").read());
+  ASSERT_EQ(values.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(values[i], 1000.0 + 0.1 * static_cast<double>(i), 1e-3);
 }
 
 }  // namespace

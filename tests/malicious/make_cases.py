@@ -348,6 +348,15 @@ def v2_cases():
     bad("dimension_separator_escape", "dimension_separator \"/../\"", dimension_separator="/../")
     bad("blosc_clevel_bad", "blosc clevel \"high\"",
         compressor={"id": "blosc", "cname": "lz4", "clevel": "high", "shuffle": 1})
+    good = dump(v2_array())
+    add("v2_zattrs_malformed", "open_array", "InvalidArgument", ".zattrs is not valid JSON",
+        {".zarray": good, ".zattrs": "{\"a\": 1"})
+    add("v2_zattrs_not_object", "open_array", "InvalidArgument", ".zattrs is a JSON list",
+        {".zarray": good, ".zattrs": "[1, 2]"})
+    add("v2_json_deep_nesting", "open_array", "ResourceExhausted", ".zarray nested 10000 deep",
+        {".zarray": good.replace('"filters": null', '"filters": ' + "[" * 10000 + "]" * 10000)})
+    add("v2_zgroup_malformed", "open_group", "InvalidArgument", ".zgroup is not valid JSON",
+        {".zgroup": "{\"zarr_format\": 2,"})
     add("v2_zgroup_bad_format", "open_group", "InvalidArgument", ".zgroup with zarr_format \"2\"",
         {".zgroup": dump({"zarr_format": "2"})})
     add("v3_group_bad_node_type", "open_group", "InvalidArgument", "group zarr.json with node_type 7",

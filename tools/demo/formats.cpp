@@ -62,6 +62,7 @@ class ZarrFormat final : public Format {
   ZarrFormat(fs::path path, ZarrLayout layout) : Format(std::move(path)), layout_(std::move(layout)) {}
 
   std::string name() const override { return fmt::format("zarr v{}", layout_.zarr_format); }
+  bool is_zarr() const override { return true; }
   std::string detail() const override {
     return fmt::format("{}, chunks {}x{}x{}", layout_.description, layout_.chunks[0],
                        layout_.chunks[1], layout_.chunks[2]);
@@ -130,6 +131,7 @@ class RawFormat final : public Format {
   }
 
   std::string name() const override { return "memmap+copy"; }
+  bool is_zarr() const override { return false; }
   std::string detail() const override { return "raw little-endian float32, C order, 1 thread"; }
 
   void write(const SampleField& field) override {

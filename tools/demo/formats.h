@@ -22,6 +22,7 @@ class Format {
   virtual ~Format() = default;
   virtual std::string name() const = 0;    // column title: "zarr v3"
   virtual std::string detail() const = 0;  // how it is stored, one line
+  virtual bool is_zarr() const = 0;
   const std::filesystem::path& path() const { return path_; }
 
   virtual void write(const SampleField& field) = 0;

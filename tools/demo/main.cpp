@@ -131,8 +131,7 @@ int run(const Options& options) {
     f->write(field);
     const double write_s = seconds_since(start);
     f->open_for_reading();
-    const bool is_zarr = f->name().rfind("zarr", 0) == 0;
-    report.columns.push_back({f->name(), f->detail(), is_zarr, f->bytes_on_disk(), write_s});
+    report.columns.push_back({f->name(), f->detail(), f->is_zarr(), f->bytes_on_disk(), write_s});
     fmt::print(stderr, "wrote {} in {}\n", f->name(), format_seconds(write_s));
   }
 
