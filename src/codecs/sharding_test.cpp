@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -438,6 +439,33 @@ TEST_P(BadShards, EmptyEntriesReadAsTheFillValue) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothLocations, BadShards, ::testing::Values("start", "end"));
+
+// Invariant 1 of RELIABILITY.md: whatever the bytes, a value or a typed error. The index has
+// no checksum here, so corrupted entries reach the entry checks instead of failing the CRC.
+TEST(ShardingCodec, CorruptAndTruncatedShardsGiveAValueOrATypedError) {
+  const json gzip = {{"name", "gzip"}, {"configuration", {{"level", 1}}}};
+  const ChunkSpec spec{{6, 4}, kI32, FillValue::zero(kI32)};
+  const NDBuffer data = array_of<std::int32_t>(spec.shape, kI32, [](auto i) { return i % 7 == 0 ? 0 : i; });
+  std::mt19937 random(7);
+  for (const char* location : {"start", "end"}) {
+    const auto codec =
+        make_codec(sharding_json({2, 2}, json::array({kBytesLE, gzip}), location, json::array({kBytesLE})), kI32);
+    const Bytes shard = bytes_of(codec->encode(data, spec));
+    auto decode = [&](const Bytes& bytes) {
+      try {
+        codec->decode(view(bytes), spec, BufferPrototype::host());
+      } catch (const Error&) {
+      }  // anything else escapes and fails the test
+    };
+    for (std::size_t size = 0; size < shard.size(); ++size) decode(Bytes(shard.begin(), shard.begin() + size));
+    for (int trial = 0; trial < 2000; ++trial) {
+      Bytes bad = shard;
+      const int flips = 1 + static_cast<int>(random() % 3);
+      for (int f = 0; f < flips; ++f) bad[random() % bad.size()] = static_cast<std::byte>(random() & 0xFF);
+      decode(bad);
+    }
+  }
+}
 
 // ---- Shards written by zarr-python 3 -------------------------------------------------------------------
 
