@@ -136,6 +136,12 @@ TEST_F(ZstdTest, DecodesConcatenatedFrames) {
     EXPECT_EQ(decode(mixed, bound), expected);
   }
   expect_error<DataLossError>([&] { decode(mixed, ceiling(expected.size() - 1)); }, "decoded size exceeds");
+  // Sized frames around a skippable one: the declared total is still known.
+  const Bytes sized = concat(concat(from_hex(kSkippableFrame), from_hex(kNumcodecsLevel0)), from_hex(kSkippableFrame));
+  for (SizeBound bound : {exact(sample.size()), ceiling(sample.size()), ceiling(std::uint64_t{1} << 30)}) {
+    EXPECT_EQ(decode(sized, bound), sample);
+  }
+  EXPECT_EQ(decode(from_hex(kSkippableFrame), exact(0)), Bytes{});
   expect_error<DataLossError>([&] { decode(two, ceiling(1000)); }, "decoded size exceeds");
 }
 
