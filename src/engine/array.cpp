@@ -7,6 +7,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <limits>
 
 #include <fmt/ranges.h>
 
@@ -112,7 +113,7 @@ Array Array::open(std::shared_ptr<Store> store, std::string_view path_in, const 
   const std::string context = fmt::format("array '{}' in {}", display_path(path), store->describe());
   try {
     if (auto doc = read_json(*store, join_key(path, kZarrJson))) {
-      if (doc->is_object() && doc->value("node_type", "") == "group") {
+      if (declared_node_type(*doc) == "group") {
         fail_invalid("zarr.json describes a group, not an array");
       }
       auto m = std::make_shared<const ArrayMetadata>(parse_array_metadata_v3(*doc, codecs));
@@ -126,6 +127,9 @@ Array Array::open(std::shared_ptr<Store> store, std::string_view path_in, const 
     if (store->exists(join_key(path, kZgroup))) fail_invalid("there is a v2 group (.zgroup), not an array");
   } catch (const Error& e) {
     rethrow_with_context(e, context);
+  } catch (const nlohmann::json::exception& e) {
+    // A safety net: metadata of an unexpected shape must never escape as a JSON library error.
+    fail_invalid("{}: malformed metadata: {}", context, e.what());
   }
   fail_not_found("no array at '{}' in {}: neither zarr.json nor .zarray exists there",
                  display_path(path), store->describe());
@@ -182,8 +186,17 @@ Shape Array::selection_shape(const Selection& selection) const {
 
 NDBuffer Array::read(const Selection& selection) const {
   require_fixed_size(dtype());
+  Shape shape = selection_shape(selection);
+  // No allocator can satisfy more than PTRDIFF_MAX bytes; refuse before asking (a size
+  // near 2^64 could otherwise wrap around in an allocator's alignment arithmetic).
+  std::optional<std::uint64_t> nbytes = dtype().size();
+  for (auto d : shape) nbytes = nbytes ? try_mul(*nbytes, d) : std::nullopt;
+  if (!nbytes || *nbytes > static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max())) {
+    fail_resource("array '{}' in {}: reading [{}] of {} needs more memory than can be allocated",
+                  display_path(path_), store_->describe(), fmt::join(shape, ", "), dtype().name());
+  }
   // The result holds native-order elements: drop the v2 storage byte order tag.
-  NDBuffer out = NDBuffer::allocate(selection_shape(selection), dtype().with_storage_endian(std::nullopt),
+  NDBuffer out = NDBuffer::allocate(std::move(shape), dtype().with_storage_endian(std::nullopt),
                                     default_prototype());
   read_into(selection, out.view());
   return out;

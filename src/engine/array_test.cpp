@@ -641,6 +641,18 @@ TEST(Array, LocalStoreFilesAreLaidOutLikeTheKeys) {
             (std::vector<std::int8_t>{0, 9, 0, 0}));
 }
 
+TEST(Array, ReadingMoreThanCanBeAllocatedIsResourceExhausted) {
+  auto store = MemoryStore::create();
+  store->set("zarr.json", as_bytes(R"({"zarr_format": 3, "node_type": "array", "shape": [18446744073709551615],
+    "data_type": "uint8", "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1024]}},
+    "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+    "codecs": [{"name": "bytes"}], "attributes": {}})"));
+  const Array a = Array::open(store);
+  EXPECT_THROW(a.read(), ResourceExhaustedError);
+  // A small selection of the same array is fine.
+  EXPECT_EQ(a.read({Slice{-3, std::nullopt, 1}}).shape(), Shape{3});
+}
+
 TEST(Array, VariableLengthTypesAreUnsupported) {
   auto store = MemoryStore::create();
   store->set("zarr.json", as_bytes(R"({"zarr_format": 3, "node_type": "array", "shape": [2],

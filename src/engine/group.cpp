@@ -23,7 +23,7 @@ std::optional<GroupMetadata> read_group_metadata(Store& store, const std::string
   if (zarr_format == 3) {
     auto doc = read_json(store, join_key(path, kZarrJson));
     if (!doc) return std::nullopt;
-    if (doc->is_object() && doc->value("node_type", "") == "array") {
+    if (declared_node_type(*doc) == "array") {
       fail_invalid("zarr.json describes an array, not a group");
     }
     return parse_group_metadata_v3(*doc);
@@ -48,6 +48,9 @@ Group Group::open(std::shared_ptr<Store> store, std::string_view path_in) {
     if (store->exists(join_key(path, kZarray))) fail_invalid("there is a v2 array (.zarray), not a group");
   } catch (const Error& e) {
     rethrow_with_context(e, group_context(path, *store));
+  } catch (const nlohmann::json::exception& e) {
+    // A safety net: metadata of an unexpected shape must never escape as a JSON library error.
+    fail_invalid("{}: malformed metadata: {}", group_context(path, *store), e.what());
   }
   fail_not_found("no group at '{}' in {}: neither zarr.json nor .zgroup exists there", display_path(path),
                  store->describe());

@@ -140,6 +140,11 @@ TEST(Group, OpenErrors) {
   EXPECT_THROW(Group::open(store, "bad"), InvalidArgumentError);
   EXPECT_THROW(probe_node(*store, "bad"), InvalidArgumentError);
   EXPECT_THROW(Group::open(store, "../x"), InvalidArgumentError);
+  // node_type of the wrong JSON type: a typed error, never a JSON library exception.
+  store->set("seven/zarr.json", as_bytes(R"({"zarr_format": 3, "node_type": 7})"));
+  EXPECT_THROW(Group::open(store, "seven"), InvalidArgumentError);
+  EXPECT_THROW(Array::open(store, "seven"), InvalidArgumentError);
+  EXPECT_THROW(probe_node(*store, "seven"), InvalidArgumentError);
 }
 
 TEST(Group, WalkStopsAtTheDepthLimit) {

@@ -90,36 +90,48 @@ NormalizedSelection normalize_selection(const Selection& selection, const Shape&
   return out;
 }
 
+AxisSplit::AxisSplit(const AxisSelection& axis, std::uint64_t extent, std::uint64_t chunk_size)
+    : axis_(axis), extent_(extent), chunk_size_(chunk_size) {
+  if (chunk_size == 0) fail_invalid("chunk size must be positive");
+  if (axis.count == 0) return;
+  // Every selected index is below `extent`, which fits in uint64: nothing below overflows.
+  const std::uint64_t last_index = axis.start + (axis.count - 1) * axis.step;
+  first_chunk_ = axis.start / chunk_size;
+  // A step of at least the chunk size puts each index in a chunk of its own; a smaller one
+  // cannot jump over a chunk, so every chunk from the first to the last is touched.
+  one_index_per_chunk_ = axis.step >= chunk_size;
+  num_parts_ = one_index_per_chunk_ ? axis.count : last_index / chunk_size - first_chunk_ + 1;
+}
+
+AxisChunkPart AxisSplit::part(std::uint64_t k) const {
+  const std::uint64_t chunk =
+      one_index_per_chunk_ ? (axis_.start + k * axis_.step) / chunk_size_ : first_chunk_ + k;
+  const std::uint64_t chunk_begin = chunk * chunk_size_;
+  const std::uint64_t chunk_end = chunk_begin + std::min(chunk_size_, extent_ - chunk_begin);
+  // Positions in the selection (= output indices) of the first and last index in the chunk.
+  const std::uint64_t first =
+      chunk_begin <= axis_.start ? 0 : (chunk_begin - axis_.start - 1) / axis_.step + 1;
+  const std::uint64_t last = std::min(axis_.count - 1, (chunk_end - 1 - axis_.start) / axis_.step);
+  const std::uint64_t n = last - first + 1;
+
+  AxisChunkPart out;
+  out.chunk_index = chunk;
+  out.in_chunk.start = axis_.start + first * axis_.step - chunk_begin;
+  out.in_chunk.step = axis_.step;
+  out.in_chunk.count = n;
+  out.in_chunk.stop = out.in_chunk.start + (n - 1) * axis_.step + 1;
+  out.out = {first, n};
+  out.full_extent = chunk_end - chunk_begin == chunk_size_;
+  // n == the chunk's in-bounds length from index 0 implies step 1 (or a single index).
+  out.covers_chunk = out.in_chunk.start == 0 && n == chunk_end - chunk_begin;
+  return out;
+}
+
 std::vector<AxisChunkPart> split_axis(const AxisSelection& axis, std::uint64_t extent,
                                       std::uint64_t chunk_size) {
-  if (chunk_size == 0) fail_invalid("chunk size must be positive");
+  const AxisSplit split(axis, extent, chunk_size);
   std::vector<AxisChunkPart> parts;
-  // Walk the selected indices chunk by chunk; a step larger than the chunk skips the
-  // chunks in between without visiting them. All values stay below `extent`, and
-  // `extent` fits in uint64, so the arithmetic below cannot overflow.
-  std::uint64_t j = 0;  // position in the selection (= output index along the axis)
-  while (j < axis.count) {
-    const std::uint64_t index = axis.start + j * axis.step;
-    const std::uint64_t chunk = index / chunk_size;
-    const std::uint64_t chunk_begin = chunk * chunk_size;
-    const std::uint64_t chunk_end = chunk_begin + std::min(chunk_size, extent - chunk_begin);
-    // The last selected position inside this chunk.
-    const std::uint64_t last = std::min(axis.count - 1, (chunk_end - 1 - axis.start) / axis.step);
-    const std::uint64_t n = last - j + 1;
-
-    AxisChunkPart part;
-    part.chunk_index = chunk;
-    part.in_chunk.start = index - chunk_begin;
-    part.in_chunk.step = axis.step;
-    part.in_chunk.count = n;
-    part.in_chunk.stop = part.in_chunk.start + (n - 1) * axis.step + 1;
-    part.out = {j, n};
-    part.full_extent = chunk_end - chunk_begin == chunk_size;
-    // n == the chunk's in-bounds length from index 0 implies step 1 (or a single index).
-    part.covers_chunk = part.in_chunk.start == 0 && n == chunk_end - chunk_begin;
-    parts.push_back(part);
-    j = last + 1;
-  }
+  for (std::uint64_t k = 0; k < split.num_parts(); ++k) parts.push_back(split.part(k));
   return parts;
 }
 
@@ -129,12 +141,16 @@ ChunkPlan::ChunkPlan(const Shape& shape, const Shape& chunk_shape, const Selecti
     fail_invalid("chunk shape [{}] does not match array shape [{}]", fmt::join(chunk_shape, ", "),
                  fmt::join(shape, ", "));
   }
-  parts_.reserve(shape.size());
-  num_tasks_ = 1;
+  splits_.reserve(shape.size());
   for (std::size_t axis = 0; axis < shape.size(); ++axis) {
     if (chunk_shape[axis] == 0) fail_invalid("chunk shape has a zero on axis {}", axis);
-    parts_.push_back(split_axis(selection_.axes[axis], shape[axis], chunk_shape[axis]));
-    num_tasks_ = checked_mul(num_tasks_, parts_.back().size(), "number of chunks in a selection");
+    splits_.emplace_back(selection_.axes[axis], shape[axis], chunk_shape[axis]);
+  }
+  const bool selects_nothing =
+      std::any_of(splits_.begin(), splits_.end(), [](const AxisSplit& s) { return s.num_parts() == 0; });
+  num_tasks_ = selects_nothing ? 0 : 1;
+  for (const AxisSplit& split : splits_) {
+    if (!selects_nothing) num_tasks_ = checked_mul(num_tasks_, split.num_parts(), "number of chunks in a selection");
   }
 }
 
@@ -142,7 +158,7 @@ void ChunkPlan::task(std::uint64_t index, ChunkTask& out) const {
   if (index >= num_tasks_) {
     throw InternalError(fmt::format("chunk task {} of {} requested", index, num_tasks_));
   }
-  const std::size_t ndim = parts_.size();
+  const std::size_t ndim = splits_.size();
   out.chunk_coords.resize(ndim);
   out.chunk_selection.resize(ndim);
   out.output_selection.resize(ndim);
@@ -150,9 +166,9 @@ void ChunkPlan::task(std::uint64_t index, ChunkTask& out) const {
   out.is_entire_chunk = true;
   // Mixed-radix decomposition, last axis fastest (C order).
   for (std::size_t axis = ndim; axis-- > 0;) {
-    const auto& axis_parts = parts_[axis];
-    const AxisChunkPart& part = axis_parts[index % axis_parts.size()];
-    index /= axis_parts.size();
+    const AxisSplit& split = splits_[axis];
+    const AxisChunkPart part = split.part(index % split.num_parts());
+    index /= split.num_parts();
     out.chunk_coords[axis] = part.chunk_index;
     out.chunk_selection[axis] = part.in_chunk;
     out.output_selection[axis] = part.out;

@@ -3,9 +3,10 @@
 // normalize_selection() resolves a Selection against an array shape with NumPy rules
 // (ellipsis, missing trailing axes, negative indices, clamped slices). ChunkPlan then
 // splits every axis at chunk boundaries; the tasks of a request are the cartesian product
-// of those per-axis pieces, in C order over the chunk grid. The per-axis pieces are
-// computed up front (O(chunks touched per axis)), and task(i) assembles task i from them,
-// so a request touching millions of chunks does not hold millions of task objects.
+// of those per-axis pieces, in C order over the chunk grid. Planning costs O(1) per axis:
+// the pieces of an axis follow arithmetically from its selection and chunk size, and
+// task(i) assembles task i from them. Nothing is sized by the number of chunks a request
+// touches, so a huge request (or a hostile shape) cannot exhaust memory while planning.
 //
 // Coordinates of the output: a read produces `output_shape` (integer axes dropped). Tasks
 // describe their output region in "region" coordinates instead: one entry per array axis,
@@ -82,6 +83,22 @@ struct ChunkTask {
   bool is_entire_chunk = false;
 };
 
+// The chunks one axis's selection touches, in increasing order, computed on demand.
+class AxisSplit {
+ public:
+  AxisSplit(const AxisSelection& axis, std::uint64_t extent, std::uint64_t chunk_size);
+  std::uint64_t num_parts() const { return num_parts_; }
+  AxisChunkPart part(std::uint64_t k) const;  // 0 <= k < num_parts()
+
+ private:
+  AxisSelection axis_;
+  std::uint64_t extent_;
+  std::uint64_t chunk_size_;
+  std::uint64_t first_chunk_ = 0;
+  std::uint64_t num_parts_ = 0;
+  bool one_index_per_chunk_ = false;  // step >= chunk size: every index in its own chunk
+};
+
 class ChunkPlan {
  public:
   // `chunk_shape` must have the array's rank and positive entries (InvalidArgumentError).
@@ -90,7 +107,7 @@ class ChunkPlan {
   const NormalizedSelection& selection() const { return selection_; }
   const Shape& output_shape() const { return selection_.output_shape; }
   const Shape& region_shape() const { return selection_.region_shape; }
-  const std::vector<std::vector<AxisChunkPart>>& axis_parts() const { return parts_; }
+  const AxisSplit& axis_split(std::size_t axis) const { return splits_[axis]; }
 
   // Number of chunks the selection touches (0 when it selects nothing).
   std::uint64_t num_tasks() const { return num_tasks_; }
@@ -103,12 +120,11 @@ class ChunkPlan {
 
  private:
   NormalizedSelection selection_;
-  std::vector<std::vector<AxisChunkPart>> parts_;
+  std::vector<AxisSplit> splits_;
   std::uint64_t num_tasks_ = 0;
 };
 
-// Splits one normalised axis selection at the boundaries of chunks of `chunk_size` along an
-// axis of `extent` elements. Exposed for tests.
+// Every part of AxisSplit(axis, extent, chunk_size), materialised; for tests.
 std::vector<AxisChunkPart> split_axis(const AxisSelection& axis, std::uint64_t extent,
                                       std::uint64_t chunk_size);
 

@@ -191,6 +191,20 @@ TEST(Indexer, LargeStepSkipsChunksWithoutVisitingThem) {
   EXPECT_TRUE(parts[3].covers_chunk);
 }
 
+TEST(Indexer, PlanningAHugeSelectionTakesNoMemory) {
+  // 2^64 - 1 chunks of one element: planned in O(1), any task computed directly.
+  const std::uint64_t extent = std::numeric_limits<std::uint64_t>::max();
+  const ChunkPlan plan({extent}, {1}, {});
+  EXPECT_EQ(plan.num_tasks(), extent);
+  const auto t = plan.task(extent - 2);
+  EXPECT_EQ(t.chunk_coords[0], extent - 2);
+  EXPECT_EQ(t.output_selection[0], (OutputRange{extent - 2, 1}));
+  // Two such axes overflow the task count: an error, not a wrap-around.
+  EXPECT_THROW(ChunkPlan({extent, extent}, {1, 1}, {}), InvalidArgumentError);
+  // ... unless another axis selects nothing.
+  EXPECT_EQ(ChunkPlan({extent, extent, 5}, {1, 1, 1}, {Ellipsis{}, Slice{3, 3, 1}}).num_tasks(), 0u);
+}
+
 TEST(Indexer, EdgesOfHugeAxes) {
   const std::uint64_t extent = std::numeric_limits<std::uint64_t>::max() - 3;
   const ChunkPlan plan({extent}, {1000}, {Slice{-5, std::nullopt, 2}});

@@ -19,15 +19,20 @@ NodeInfo make_info(std::string_view path, NodeType type, int zarr_format) {
 
 // The node type a zarr.json document declares.
 NodeType v3_node_type(const nlohmann::json& doc, const std::string& key) {
-  if (doc.is_object()) {
-    const auto it = doc.find("node_type");
-    if (it != doc.end() && *it == "array") return NodeType::kArray;
-    if (it != doc.end() && *it == "group") return NodeType::kGroup;
-  }
+  const std::string_view type = declared_node_type(doc);
+  if (type == "array") return NodeType::kArray;
+  if (type == "group") return NodeType::kGroup;
   fail_invalid("'{}': node_type must be \"array\" or \"group\"", key);
 }
 
 }  // namespace
+
+std::string_view declared_node_type(const nlohmann::json& doc) {
+  if (!doc.is_object()) return {};
+  const auto it = doc.find("node_type");
+  if (it == doc.end() || !it->is_string()) return {};
+  return it->get_ref<const std::string&>();
+}
 
 std::string normalize_node_path(std::string_view path) {
   while (!path.empty() && path.front() == '/') path.remove_prefix(1);

@@ -37,6 +37,10 @@ std::optional<nlohmann::json> read_json(Store& store, const std::string& key);
 // Writes `value` as zarr-python formats it (indent 2).
 void write_json(Store& store, const std::string& key, const nlohmann::json& value);
 
+// The node_type a zarr.json document declares, or "" when it has no string node_type
+// (the metadata parser then says precisely what is wrong).
+std::string_view declared_node_type(const nlohmann::json& doc);
+
 // The node of a given format at `path`, or nullopt. zarr.json must be an object with
 // node_type "array" or "group" (InvalidArgumentError otherwise).
 std::optional<NodeInfo> probe_node_format(Store& store, std::string_view path, int zarr_format);
