@@ -42,17 +42,26 @@ class Array {
   const std::string& path() const { return path_; }
   const std::shared_ptr<Store>& store() const { return store_; }
 
-  // The selected region as a new C-order array (integer entries drop their axis).
+  // The selected region as a new C-order array of native-order elements (integer entries
+  // drop their axis). Missing chunks read as the fill value (zeros for a v2 null fill).
+  // ResourceExhaustedError if the result cannot be allocated.
   NDBuffer read(const Selection& selection = {}) const;
-  // Reads into `out`, whose shape must equal the selection's shape.
+  // Reads into `out` (host memory, any strides), whose shape must equal the selection's
+  // and whose dtype must equal the array's.
   void read_into(const Selection& selection, const NDView& out) const;
-  // Writes `data` (shape equal to the selection's, or a single element: broadcast).
+  // Writes `data`: its shape must equal the selection's or broadcast to it (NumPy rules; a
+  // single element fills the selection). Chunks left holding only the fill value are
+  // erased unless Config::write_empty_chunks. Errors raised for a chunk name the array,
+  // the store and the chunk key; chunks written before the error keep their new values.
   void write(const Selection& selection, const NDView& data);
 
   // The shape a selection produces.
   Shape selection_shape(const Selection& selection) const;
 
+  // Replaces all attributes (v3: rewrites zarr.json; v2: rewrites .zattrs).
   void set_attributes(const nlohmann::json& attributes);
+  // Lists the keys under the array's path; only keys that are chunk keys of this array
+  // (inside its grid, canonically spelled) count.
   StorageInfo storage_info() const;
 
  private:

@@ -28,8 +28,10 @@ std::optional<NodeInfo> probe_node(Store& store, std::string_view path);
 class Group {
  public:
   static Group open(std::shared_ptr<Store> store, std::string_view path = "");
-  // Creates the group (and its missing ancestors). An existing group is kept unless
-  // `overwrite`; an existing array there is an error unless `overwrite`.
+  // Creates the group (and its missing ancestors). An existing group of this format is
+  // kept as it is (and `attributes` ignored) unless `overwrite`, which removes the node and
+  // everything below it first; an existing array there is an error unless `overwrite`.
+  // Node names are checked (no "__" prefix, not only dots, not a metadata file name).
   static Group create(std::shared_ptr<Store> store, std::string_view path = "",
                       int zarr_format = 3,
                       const nlohmann::json& attributes = nlohmann::json::object(),
@@ -41,18 +43,21 @@ class Group {
   const std::string& path() const { return path_; }
   const std::shared_ptr<Store>& store() const { return store_; }
 
-  // Direct children, sorted by name.
+  // Direct children of this group's zarr format, sorted by name (as zarr-python lists them).
   std::vector<NodeInfo> members() const;
-  // Every node below this group, depth first (bounded depth; no cycles in a key space).
+  // Every node below this group, depth first, children in name order. Deeper than 64
+  // levels is a ResourceExhaustedError (no cycles exist in a key space; this bounds work).
   std::vector<NodeInfo> walk() const;
 
   Group open_group(std::string_view name) const;
   Array open_array(std::string_view name) const;
   Group create_group(std::string_view name,
                      const nlohmann::json& attributes = nlohmann::json::object()) const;
+  // metadata.zarr_format must be the group's (InvalidArgumentError otherwise).
   Array create_array(std::string_view name, const ArrayMetadata& metadata,
                      bool overwrite = false) const;
 
+  // Replaces all attributes (v3: rewrites zarr.json; v2: rewrites .zattrs).
   void set_attributes(const nlohmann::json& attributes);
 
  private:
