@@ -506,6 +506,70 @@ def chunk_cases():
     read_v2("v2_raw_short", "v2 uncompressed chunk of 100 bytes for 256", None, RAW[:100])
 
 
+# ---- Sharding: geometry and shard index entries ----------------------------------------------------
+
+SHARD_INNER = 16  # int32[64] in one shard of 4 inner chunks of 16 elements (64 bytes each)
+
+
+def sharding_codec(chunk_shape=None, index_location="end", index_codecs=None, codecs=None):
+    return {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": chunk_shape or [SHARD_INNER],
+        "codecs": [BYTES_LE] if codecs is None else codecs,
+        "index_codecs": index_codecs or [BYTES_LE, {"name": "crc32c"}],
+        "index_location": index_location,
+    }}
+
+
+def shard_bytes(entries=None, payload=RAW, corrupt_crc=False):
+    """A shard with the index at the end: `payload` then (offset, nbytes) per inner chunk as
+    little-endian uint64, then the CRC-32C of the index. `entries` overrides the index."""
+    if entries is None:
+        entries = [(i * SHARD_INNER * 4, SHARD_INNER * 4) for i in range(len(RAW) // (SHARD_INNER * 4))]
+    index = b"".join(struct.pack("<QQ", offset, nbytes) for offset, nbytes in entries)
+    checked = crc32c(index)
+    if corrupt_crc:
+        checked = checked[:-4] + bytes(b ^ 0xFF for b in checked[-4:])
+    return payload + checked
+
+
+def shard_cases():
+    def read(name, why, shard, expect="DataLoss", **codec):
+        add("shard_" + name, "read_array", expect, why,
+            {"zarr.json": dump(v3_array(codecs=[sharding_codec(**codec)])), "c/0": shard})
+
+    def bad(name, why, expect="InvalidArgument", **codec):
+        add("shard_" + name, "open_array", expect, why,
+            {"zarr.json": dump(v3_array(codecs=[sharding_codec(**codec)]))})
+
+    n = len(RAW) // (SHARD_INNER * 4)
+    read("index_crc_mismatch", "the shard index checksum is wrong", shard_bytes(corrupt_crc=True))
+    read("truncated_index", "shard shorter than its 68-byte index", shard_bytes()[-40:])
+    read("entry_past_end", "an inner chunk's offset + nbytes runs past the shard",
+         shard_bytes(entries=[(0, 64), (64, 64), (128, 64), (192, 4096)]))
+    read("entry_offset_overflow", "offset 2^64-16 + nbytes 64 overflows 64 bits",
+         shard_bytes(entries=[(0, 64), (2**64 - 16, 64), (128, 64), (192, 64)]))
+    read("entry_nbytes_huge", "nbytes 2^40 for a 64-byte inner chunk",
+         shard_bytes(entries=[(0, 64), (64, 2**40), (128, 64), (192, 64)]))
+    read("entry_half_empty", "offset 2^64-1 (empty) with a real nbytes",
+         shard_bytes(entries=[(0, 64), (2**64 - 1, 64), (128, 64), (192, 64)]))
+    read("entry_wrong_size", "a raw inner chunk of 32 bytes where 64 are needed",
+         shard_bytes(entries=[(0, 64), (64, 32), (128, 64), (192, 64)]))
+    read("empty_file", "an empty shard file", b"")
+    assert n == 4
+    bad("inner_not_dividing", "inner chunk [24] does not divide the shard [64]", chunk_shape=[24])
+    bad("inner_zero", "inner chunk_shape [0]", chunk_shape=[0])
+    bad("inner_ndim_mismatch", "inner chunk_shape [4, 4] for a 1-d array", chunk_shape=[4, 4])
+    bad("index_location_bad", "index_location \"middle\"", index_location="middle")
+    bad("index_codecs_compressed", "index_codecs must be fixed-size (gzip is not)",
+        index_codecs=[BYTES_LE, {"name": "gzip", "configuration": {"level": 1}}])
+    bad("inner_codecs_empty", "inner codecs list is empty", codecs=[])
+    nested = [BYTES_LE]
+    for _ in range(20):
+        nested = [sharding_codec(chunk_shape=[SHARD_INNER], codecs=nested)]
+    add("shard_nesting_too_deep", "open_array", "ResourceExhausted", "sharding nested 20 levels deep",
+        {"zarr.json": dump(v3_array(codecs=nested))})
+
+
 # ---- Keys and paths that try to leave the store --------------------------------------------------
 
 
@@ -551,6 +615,7 @@ def main():
     fill_cases()
     must_understand_cases()
     chunk_cases()
+    shard_cases()
     key_cases()
     for entry in manifest:
         entry.setdefault("id", entry["case"])
