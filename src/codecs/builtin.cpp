@@ -8,6 +8,7 @@ namespace zarrkit {
 void register_builtin_codecs(CodecRegistry& registry) {
   // array->array
   register_transpose_codec(registry);
+  register_delta_codec(registry);
   // array->bytes
   register_bytes_codec(registry);
   register_sharding_codec(registry);  // builds its inner chains from this same registry
@@ -20,6 +21,10 @@ void register_builtin_codecs(CodecRegistry& registry) {
   register_bz2_codec(registry);
   register_lzma_codec(registry);
   register_crc32c_codec(registry);
+  register_shuffle_codec(registry);
+  register_adler32_codec(registry);
+  register_crc32_codec(registry);
+  register_fletcher32_codec(registry);
 }
 
 const CodecRegistry& CodecRegistry::builtin() {

@@ -17,5 +17,10 @@ void register_lz4_codec(CodecRegistry& registry);        // v3 "numcodecs.lz4"; 
 void register_bz2_codec(CodecRegistry& registry);        // v3 "numcodecs.bz2"; v2 "bz2"
 void register_lzma_codec(CodecRegistry& registry);       // v3 "numcodecs.lzma"; v2 "lzma"
 void register_crc32c_codec(CodecRegistry& registry);     // v3 "crc32c", "numcodecs.crc32c"
+void register_delta_codec(CodecRegistry& registry);      // v3 "numcodecs.delta"; v2 "delta"
+void register_shuffle_codec(CodecRegistry& registry);    // v3 "numcodecs.shuffle"; v2 "shuffle"
+void register_adler32_codec(CodecRegistry& registry);    // v3 "numcodecs.adler32"; v2 "adler32"
+void register_crc32_codec(CodecRegistry& registry);      // v3 "numcodecs.crc32"; v2 "crc32"
+void register_fletcher32_codec(CodecRegistry& registry); // v3 "numcodecs.fletcher32"; v2 "fletcher32"
 
 }  // namespace zarrkit
