@@ -17,7 +17,7 @@ from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, Shardin
                          TransposeCodec, ZstdCodec)
 
 from zk_interop import (CORE_DTYPES, V2_ONLY_DTYPES, assert_same_array, nonzero_fill,
-                        sample_values, v2_metadata, v3_metadata)
+                        sample_values, smooth_values, v2_metadata, v3_metadata)
 
 SHAPE = (7, 5)
 CHUNKS = (3, 2)  # 3x3 chunks; the last row and column of chunks overhang the array
@@ -37,12 +37,6 @@ def zarr_python_write(path, values, *, zarr_format, chunks=CHUNKS, region=PARTIA
     else:
         array[region] = values[region]
     return array[...]
-
-
-def smooth_values(dtype, shape):
-    """Compressible values (runs and ramps), so that compressors really compress."""
-    ramp = (np.arange(math.prod(shape)) // 3) % 11
-    return ramp.astype(dtype).reshape(shape)
 
 
 # ---- every data type ------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import zarr
 from zarr.codecs import BloscCodec, Crc32cCodec, GzipCodec, ZstdCodec
 
 from zk_interop import (CORE_DTYPES, V2_ONLY_DTYPES, assert_same_array, sample_values, save_npy,
-                        stored_chunk_keys, v2_metadata, v3_metadata)
+                        smooth_values, stored_chunk_keys, v2_metadata, v3_metadata)
 
 SHAPE = (7, 5)
 CHUNKS = "3,2"  # ragged: the last chunk row and column overhang the array
@@ -19,10 +19,6 @@ CHUNKS = "3,2"  # ragged: the last chunk row and column overhang the array
 
 def zarr_python_read(path) -> np.ndarray:
     return zarr.open_array(str(path), mode="r")[...]
-
-
-def smooth_values(dtype, shape=SHAPE):
-    return ((np.arange(math.prod(shape)) // 3) % 11).astype(dtype).reshape(shape)
 
 
 def codec_config(codec: dict) -> dict:
@@ -79,7 +75,7 @@ def assert_codec(actual: dict, name: str, config: dict, *, v2: bool) -> None:
 @pytest.mark.parametrize("values", ["smooth-int32", "random-float64"])
 @pytest.mark.parametrize("spec", CODEC_SPECS)
 def test_import_v3_codec(tmp_path, zarrkit, spec, values):
-    values = smooth_values("int32") if values == "smooth-int32" else sample_values("float64", SHAPE)
+    values = smooth_values("int32", SHAPE) if values == "smooth-int32" else sample_values("float64", SHAPE)
     options, v3_checks, _ = CODEC_SPECS[spec]
     zarrkit.import_npy(values, tmp_path / "a", "--zarr-format", "3", "--chunks", CHUNKS, *options)
     codecs = v3_metadata(tmp_path / "a")["codecs"]
@@ -96,7 +92,7 @@ def test_import_v3_codec(tmp_path, zarrkit, spec, values):
 @pytest.mark.parametrize("values", ["smooth-int32", "random-float64"])
 @pytest.mark.parametrize("spec", CODEC_SPECS)
 def test_import_v2_compressor(tmp_path, zarrkit, spec, values):
-    values = smooth_values("int32") if values == "smooth-int32" else sample_values("float64", SHAPE)
+    values = smooth_values("int32", SHAPE) if values == "smooth-int32" else sample_values("float64", SHAPE)
     options, _, v2_check = CODEC_SPECS[spec]
     if v2_check == "error":  # crc32c and several compressors do not exist in v2
         npy = save_npy(tmp_path / "in", values)

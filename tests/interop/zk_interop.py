@@ -167,6 +167,12 @@ def sample_values(dtype, shape, seed: int = 0) -> np.ndarray:
     return flat.astype(dtype).reshape(shape)
 
 
+def smooth_values(dtype, shape) -> np.ndarray:
+    """Compressible values (runs and ramps), so that compressors really compress."""
+    ramp = (np.arange(int(np.prod(shape, dtype=np.int64))) // 3) % 11
+    return ramp.astype(dtype).reshape(shape)
+
+
 def nonzero_fill(dtype):
     """A fill value other than zero for DTYPE, as zarr-python accepts it."""
     dtype = np.dtype(dtype)
