@@ -143,7 +143,10 @@ class ZstdCodec final : public BytesToBytesCodec {
     return codec_json(name(), std::move(config));
   }
   std::optional<nlohmann::json> to_v2_json() const override {
-    return nlohmann::json{{"id", "zstd"}, {"level", level_}, {"checksum", checksum_}};
+    // numcodecs writes "checksum" only when true, and tensorstore's v2 driver refuses the key.
+    nlohmann::json config = {{"id", "zstd"}, {"level", level_}};
+    if (checksum_) config["checksum"] = true;
+    return config;
   }
 
   Buffer encode(ByteView decoded, const ChunkSpec&) const override {

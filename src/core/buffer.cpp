@@ -1,6 +1,7 @@
 #include "zarrkit/buffer.h"
 
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "zarrkit/error.h"
@@ -14,6 +15,8 @@ class HostAllocator final : public Allocator {
  public:
   MemoryKind kind() const override { return MemoryKind::kHost; }
   void* allocate(std::size_t bytes) override {
+    // Aligned new rounds the size up; near SIZE_MAX that wraps, so refuse what no host has.
+    if (bytes > std::numeric_limits<std::size_t>::max() / 2) fail_resource("cannot allocate {} bytes of host memory", bytes);
     void* p = ::operator new(bytes == 0 ? 1 : bytes, kAlignment, std::nothrow);
     if (p == nullptr) fail_resource("cannot allocate {} bytes of host memory", bytes);
     return p;

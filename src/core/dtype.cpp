@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -225,7 +226,10 @@ FillValue FillValue::zero(const DataType& dtype) {
 }
 
 FillValue FillValue::null(const DataType& dtype) {
-  FillValue f = zero(dtype);
+  // A v2 null fill leaves missing chunks undefined; read them as zarr-python does: NaT for
+  // datetimes and timedeltas, zeros for everything else.
+  const bool is_time = dtype.kind() == DataTypeKind::kDatetime || dtype.kind() == DataTypeKind::kTimedelta;
+  FillValue f = is_time ? of(std::numeric_limits<std::int64_t>::min()) : zero(dtype);
   f.is_null_ = true;
   return f;
 }

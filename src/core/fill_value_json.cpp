@@ -387,9 +387,8 @@ FillValue parse_fill(const json& v, const DataType& dtype, Format f) {
 
 json fill_to_json(const FillValue& fill, const DataType& dtype, Format f) {
   if (fill.is_null() && f == Format::kV2) return nullptr;
-  // v3 has no null: a v2 null fill (contents undefined) is written as the zero it reads as.
-  const FillValue value = fill.is_null() ? FillValue::zero(dtype) : fill;
-  const ByteView b = value.bytes();
+  // v3 has no null: a v2 null fill (contents undefined) is written as the value it reads as.
+  const ByteView b = fill.bytes();
   if (b.size() != dtype.size() || dtype.size() == 0) {
     fail_invalid("fill value has {} bytes but an element of {} has {}", b.size(), dtype.name(), dtype.size());
   }

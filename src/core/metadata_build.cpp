@@ -94,7 +94,7 @@ ArrayMetadata make_array_metadata(const ArraySpec& spec, const CodecRegistry& re
       {"shape", spec.shape},
       {"chunks", chunks},
       {"dtype", dtype_to_v2_json(spec.dtype)},
-      {"compressor", spec.v2_compressor ? *spec.v2_compressor : json{{"id", "zstd"}, {"level", 0}, {"checksum", false}}},
+      {"compressor", spec.v2_compressor ? *spec.v2_compressor : json{{"id", "zstd"}, {"level", 0}}},
       {"fill_value", spec.fill_value ? *spec.fill_value : fill_value_to_v2_json(FillValue::zero(spec.dtype), spec.dtype)},
       {"order", std::string(1, spec.v2_order)},
       {"filters", spec.v2_filters ? *spec.v2_filters : json(nullptr)},

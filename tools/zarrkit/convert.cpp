@@ -142,14 +142,22 @@ void v2_settings_from_v3(const ArrayMetadata& source, const WriteOptions& o, Arr
   spec.dtype = source.dtype.swap_unit() > 1 ? source.dtype.with_storage_endian(endian) : source.dtype;
   spec.v2_order = order;
   if (!o.codecs.empty()) return;  // the compressor comes from --codec
-  const auto& bb = chain.bytes_to_bytes();
-  if (bb.size() > 1) fail_unsupported("zarr v2 allows one compressor, the source has {} bytes->bytes codecs", bb.size());
-  spec.v2_compressor = json(nullptr);
-  if (bb.size() == 1) {
-    auto v2 = bb[0]->to_v2_json();
-    if (!v2) fail_unsupported("codec '{}' has no zarr v2 equivalent", bb[0]->name());
-    spec.v2_compressor = *v2;
+  // crc32c guards stored bytes and has no v2 form; the copy is verified as it is read, and
+  // v2 readers would not know the codec. The last remaining codec becomes the compressor and
+  // the ones before it filters, which v2 applies to the bytes in the same order.
+  json v2_codecs = json::array();
+  for (const auto& codec : chain.bytes_to_bytes()) {
+    if (codec->name() == "crc32c") continue;
+    auto v2 = codec->to_v2_json();
+    if (!v2) fail_unsupported("codec '{}' has no zarr v2 equivalent", codec->name());
+    v2_codecs.push_back(*v2);
   }
+  spec.v2_compressor = json(nullptr);
+  if (!v2_codecs.empty()) {
+    spec.v2_compressor = v2_codecs.back();
+    v2_codecs.erase(v2_codecs.end() - 1);
+  }
+  if (!v2_codecs.empty()) spec.v2_filters = v2_codecs;
 }
 
 }  // namespace
@@ -196,9 +204,9 @@ ArraySpec copy_spec(const ArrayMetadata& source, const WriteOptions& o) {
     }
   }
 
-  if (source.fill_value.is_null()) {
-    if (spec.zarr_format == 2) spec.fill_value = json(nullptr);  // v3 needs a value: the default
-  } else {
+  if (source.fill_value.is_null() && spec.zarr_format == 2) {
+    spec.fill_value = json(nullptr);
+  } else {  // v3 has no null: a v2 null becomes the value it reads as (zero, or NaT for times)
     spec.fill_value = spec.zarr_format == 3 ? fill_value_to_v3_json(source.fill_value, source.dtype)
                                             : fill_value_to_v2_json(source.fill_value, source.dtype);
   }

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 #include "zarrkit/app.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
@@ -65,6 +68,21 @@ TEST(ConvertV3ToV2, TransposeAndBigEndianBecomeOrderAndByteOrder) {
   EXPECT_EQ(array_metadata_to_v2_json(m)["order"], "F");
 }
 
+TEST(ConvertV3ToV2, Crc32cIsDroppedAndEarlierCodecsBecomeFilters) {
+  const json crc = {{"name", "crc32c"}};
+  const json zstd = {{"name", "zstd"}, {"configuration", {{"level", 1}}}};
+  const json gzip = {{"name", "gzip"}, {"configuration", {{"level", 2}}}};
+  ArraySpec only_crc = copy_spec(v3_array(json::array({kBytesLE, crc})), to_format(2));
+  EXPECT_TRUE(only_crc.v2_compressor->is_null());
+  EXPECT_FALSE(only_crc.v2_filters);
+  ArraySpec zstd_crc = copy_spec(v3_array(json::array({kBytesLE, zstd, crc})), to_format(2));
+  EXPECT_EQ(*zstd_crc.v2_compressor, json({{"id", "zstd"}, {"level", 1}}));
+  ArraySpec two = copy_spec(v3_array(json::array({kBytesLE, gzip, crc, zstd})), to_format(2));
+  EXPECT_EQ(*two.v2_compressor, json({{"id", "zstd"}, {"level", 1}}));
+  EXPECT_EQ(*two.v2_filters, json::array({{{"id", "gzip"}, {"level", 2}}}));
+  EXPECT_EQ(array_metadata_to_v2_json(build(two))["filters"][0]["id"], "gzip");
+}
+
 TEST(ConvertV3ToV2, WhatV2CannotExpressIsUnsupported) {
   const json crc = {{"name", "crc32c"}};
   const json zstd = {{"name", "zstd"}, {"configuration", {{"level", 1}}}};
@@ -72,8 +90,6 @@ TEST(ConvertV3ToV2, WhatV2CannotExpressIsUnsupported) {
       "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
       "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}})");
   const json odd_transpose = {{"name", "transpose"}, {"configuration", {{"order", {0, 2, 1}}}}};
-  EXPECT_THROW(copy_spec(v3_array(json::array({kBytesLE, crc})), to_format(2)), UnsupportedError);
-  EXPECT_THROW(copy_spec(v3_array(json::array({kBytesLE, zstd, crc})), to_format(2)), UnsupportedError);
   EXPECT_THROW(copy_spec(v3_array(json::array({sharding})), to_format(2)), UnsupportedError);
   EXPECT_THROW(copy_spec(v3_array(json::array({odd_transpose, kBytesLE}), {2, 3, 4}), to_format(2)), UnsupportedError);
   // A --codec replaces the inexpressible chain; crc32c as the v2 compressor is a usage error.
@@ -130,7 +146,10 @@ TEST(Convert, FillValuesFollowTheTargetFormat) {
   v2_null.shape = {3};
   v2_null.dtype = DataType::int_(32);
   v2_null.fill_value = json(nullptr);
-  EXPECT_FALSE(copy_spec(build(v2_null), to_format(3)).fill_value);  // v3 needs one: the default
+  EXPECT_EQ(copy_spec(build(v2_null), to_format(3)).fill_value, json(0));  // v3 needs one: what null reads as
+  ArraySpec v2_null_time = v2_null;
+  v2_null_time.dtype = DataType::datetime("ns", 1);
+  EXPECT_EQ(copy_spec(build(v2_null_time), to_format(3)).fill_value, json(std::numeric_limits<std::int64_t>::min()));  // NaT, as zarr-python writes it
   EXPECT_EQ(copy_spec(build(v2_null), to_format(2)).fill_value, json(nullptr));
   WriteOptions o = to_format(3);
   o.fill_value = "7";

@@ -1,6 +1,7 @@
 // `zarrkit cp SRC DST [write options]`: copies an array or a whole hierarchy, converting
 // between Zarr v2 and v3, re-chunking and re-compressing. Data moves in blocks aligned to
 // the destination chunks (see blocks.h), so memory stays bounded whatever the array size.
+#include <filesystem>
 #include <memory>
 
 #include <CLI/CLI.hpp>
@@ -64,7 +65,7 @@ void copy_group(const OpenedNode& source, const StoreLocation& dest, WriteOption
   }
 }
 
-void run_cp(const CopyOptions& o) {
+void copy_node(const CopyOptions& o) {
   OpenedNode source = open_node(o.source);
   StoreLocation dest = open_location(o.dest, /*for_writing=*/true);
   if (dest.store->describe() == source.store->describe() && dest.path == source.path) {
@@ -76,6 +77,21 @@ void run_cp(const CopyOptions& o) {
     copy_array(Array::open(source.store, source.path), dest, o.write, o.dest);
   } catch (const Error& e) {
     rethrow_with_context(e, fmt::format("copying {} to {}", o.source, o.dest));
+  }
+}
+
+void run_cp(const CopyOptions& o) {
+  // Opening the destination for writing creates its directory; a copy refused before it wrote
+  // anything should leave no empty directory behind.
+  std::error_code ec;
+  const bool dest_existed = std::filesystem::exists(o.dest, ec);
+  try {
+    copy_node(o);
+  } catch (...) {
+    if (!dest_existed && std::filesystem::is_directory(o.dest, ec) && std::filesystem::is_empty(o.dest, ec)) {
+      std::filesystem::remove(o.dest, ec);
+    }
+    throw;
   }
 }
 
