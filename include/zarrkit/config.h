@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 #include "zarrkit/buffer.h"
@@ -20,6 +21,9 @@ struct Config {
   bool write_empty_chunks = false;
   // Memory that reads land in by default (host now; pinned/device with the GPU module).
   MemoryKind memory = MemoryKind::kHost;
+  // Reading part of a shard: inner chunks whose byte ranges are at most this far apart are
+  // fetched as one range (one request instead of two, at the cost of the bytes between).
+  std::uint64_t shard_coalesce_gap_bytes = 64 * 1024;
 };
 
 // The process-wide settings. Change them before starting work, not during.
