@@ -1,0 +1,457 @@
+// CurlTransport: every transfer runs on one event-loop thread that owns a libcurl multi
+// handle. Callers queue requests and wait; the loop keeps at most `concurrency` transfers
+// active, reuses easy handles and (through the multi handle's cache) connections, and
+// hands each finished response back to its caller.
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "stores/remote/aws_config.h"
+#include "stores/remote/http_transport.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit::remote {
+namespace {
+
+// Bodies announcing more than this are still read, but memory grows as bytes arrive rather
+// than being reserved up front from a length the server claims.
+constexpr std::size_t kMaxUpfrontReserve = std::size_t{64} << 20;
+constexpr std::size_t kInitialCapacity = std::size_t{64} << 10;
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw IoError("libcurl failed to initialise");
+  });
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+struct Batch {
+  std::mutex mutex;
+  std::condition_variable done;
+  std::size_t remaining = 0;
+};
+
+// One request's state while it runs.
+struct Transfer {
+  const HttpRequest* request = nullptr;
+  HttpResponse* response = nullptr;
+  Batch* batch = nullptr;
+  std::uint64_t max_body = 0;
+
+  CURL* easy = nullptr;
+  curl_slist* header_list = nullptr;
+  char error_buffer[CURL_ERROR_SIZE] = {};
+
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<std::uint64_t> content_length;
+  Buffer body;
+  std::size_t body_size = 0;
+  bool too_large = false;
+
+  // A new response begins (after a redirect or a 100 Continue): forget the previous one.
+  void reset_response() {
+    headers.clear();
+    content_length.reset();
+    body = Buffer();
+    body_size = 0;
+  }
+
+  bool append(const char* data, std::size_t n) {
+    if (n == 0) return true;
+    if (body_size + n > max_body) {
+      too_large = true;
+      return false;
+    }
+    if (body_size + n > body.size()) {
+      std::size_t capacity = body.size() == 0 && content_length ? static_cast<std::size_t>(std::min<std::uint64_t>(
+                                                                      *content_length, kMaxUpfrontReserve))
+                                                                : body.size() * 2;
+      capacity = std::max({capacity, kInitialCapacity, body_size + n});
+      Buffer grown = Buffer::allocate(capacity);
+      if (body_size > 0) std::memcpy(grown.data(), body.data(), body_size);
+      body = std::move(grown);
+    }
+    std::memcpy(body.data() + body_size, data, n);
+    body_size += n;
+    return true;
+  }
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* transfer = static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  return transfer->append(data, n) ? n : 0;  // 0 aborts the transfer
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* transfer = static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  std::string_view line(data, n);
+  if (line.starts_with("HTTP/")) {
+    transfer->reset_response();
+    return n;
+  }
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return n;  // the blank line after the headers
+  std::string name = lower(trim(line.substr(0, colon)));
+  std::string_view value = trim(line.substr(colon + 1));
+  if (name == "content-length") {
+    std::uint64_t length = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
+    if (ec == std::errc() && end == value.data() + value.size()) transfer->content_length = length;
+  }
+  transfer->headers.emplace_back(std::move(name), std::string(value));
+  return n;
+}
+
+TransportError classify(CURLcode code, bool too_large) {
+  switch (code) {
+    case CURLE_OK:
+      return TransportError::kNone;
+    case CURLE_COULDNT_CONNECT:
+      return TransportError::kConnect;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+      return TransportError::kResolve;
+    case CURLE_OPERATION_TIMEDOUT:
+      return TransportError::kTimeout;
+    case CURLE_PARTIAL_FILE:
+      return TransportError::kTruncated;
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_BAD_CONTENT_ENCODING:
+      return TransportError::kReset;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CACERT_BADFILE:
+      return TransportError::kTls;
+    case CURLE_WRITE_ERROR:
+      return too_large ? TransportError::kTooLarge : TransportError::kOther;
+    default:
+      return TransportError::kOther;
+  }
+}
+
+class CurlTransport final : public HttpTransport, public std::enable_shared_from_this<CurlTransport> {
+ public:
+  explicit CurlTransport(TransportOptions options) : options_(std::move(options)) {
+    options_.concurrency = std::max<std::size_t>(options_.concurrency, 1);
+    global_init();
+  }
+
+  ~CurlTransport() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    if (multi_ != nullptr) curl_multi_wakeup(multi_);
+    if (loop_.joinable() && owner_pid_ == ::getpid()) loop_.join();
+    if (owner_pid_ == ::getpid()) {
+      for (CURL* easy : idle_handles_) curl_easy_cleanup(easy);
+      if (multi_ != nullptr) curl_multi_cleanup(multi_);
+    } else if (loop_.joinable()) {
+      loop_.detach();  // a forked child: the loop thread exists only in the parent
+    }
+  }
+
+  std::vector<HttpResponse> perform(std::span<const HttpRequest> requests) override {
+    std::vector<HttpResponse> responses(requests.size());
+    if (requests.empty()) return responses;
+    Batch batch;
+    batch.remaining = requests.size();
+    std::vector<std::unique_ptr<Transfer>> transfers;
+    transfers.reserve(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      auto t = std::make_unique<Transfer>();
+      t->request = &requests[i];
+      t->response = &responses[i];
+      t->batch = &batch;
+      t->max_body = options_.max_body_bytes;
+      transfers.push_back(std::move(t));
+    }
+    {
+      std::lock_guard lock(mutex_);
+      start_loop_if_needed();
+      for (auto& t : transfers) queue_.push_back(t.get());
+    }
+    curl_multi_wakeup(multi_);
+    std::unique_lock lock(batch.mutex);
+    batch.done.wait(lock, [&] { return batch.remaining == 0; });
+    return responses;
+  }
+
+ private:
+  // Called with mutex_ held. Starts the loop on first use, and again in a forked child,
+  // whose copy of the parent's loop thread does not exist.
+  void start_loop_if_needed() {
+    const pid_t pid = ::getpid();
+    if (multi_ != nullptr && owner_pid_ == pid) return;
+    if (multi_ != nullptr) {
+      // Forked: the parent's handles and queue belong to the parent; leave them alone.
+      loop_.detach();
+      queue_.clear();
+      idle_handles_.clear();
+    }
+    owner_pid_ = pid;
+    multi_ = curl_multi_init();
+    if (multi_ == nullptr) throw IoError("libcurl: cannot create a multi handle");
+    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(options_.concurrency));
+    loop_ = std::thread([this] { run_loop(); });
+  }
+
+  void run_loop() {
+    std::vector<Transfer*> starting;
+    std::size_t active = 0;
+    for (;;) {
+      starting.clear();
+      {
+        std::lock_guard lock(mutex_);
+        if (stopping_) break;
+        while (active + starting.size() < options_.concurrency && !queue_.empty()) {
+          starting.push_back(queue_.front());
+          queue_.pop_front();
+        }
+      }
+      for (Transfer* t : starting) {
+        if (start(t)) {
+          ++active;
+        }
+      }
+      int running = 0;
+      curl_multi_perform(multi_, &running);
+      int left = 0;
+      while (CURLMsg* message = curl_multi_info_read(multi_, &left)) {
+        if (message->msg != CURLMSG_DONE) continue;
+        Transfer* t = nullptr;
+        curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+        finish(t, message->data.result);
+        --active;
+      }
+      curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
+    }
+    // Shutting down: nobody is waiting (the transport is being destroyed), drop everything.
+  }
+
+  CURL* take_handle() {
+    if (!idle_handles_.empty()) {
+      CURL* easy = idle_handles_.back();
+      idle_handles_.pop_back();
+      curl_easy_reset(easy);
+      return easy;
+    }
+    return curl_easy_init();
+  }
+
+  // Sets the transfer up and adds it to the multi handle; on failure completes it at once.
+  bool start(Transfer* t) {
+    const HttpRequest& r = *t->request;
+    CURL* easy = take_handle();
+    if (easy == nullptr) {
+      complete(t, TransportError::kOther, "libcurl: cannot create an easy handle");
+      return false;
+    }
+    t->easy = easy;
+    curl_easy_setopt(easy, CURLOPT_URL, r.url.c_str());
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->error_buffer);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+    // Stall detection: fewer than 1 byte/s for the stall time (libcurl counts whole seconds).
+    const long stall_seconds = std::max<long>(1, static_cast<long>((options_.stall_timeout.count() + 999) / 1000));
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, stall_seconds);
+    if (options_.request_timeout.count() > 0) {
+      curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+    }
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, r.follow_redirects ? 1L : 0L);
+    curl_easy_setopt(easy, CURLOPT_MAXREDIRS, static_cast<long>(options_.max_redirects));
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
+    curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, "zarrkit/0.1");
+
+    bool has_content_type = false;
+    for (const auto& [name, value] : r.headers) {
+      if (lower(name) == "content-type") has_content_type = true;
+      const std::string line = value.empty() ? name + ";" : name + ": " + value;
+      t->header_list = curl_slist_append(t->header_list, line.c_str());
+    }
+    // No "Expect: 100-continue" round trip before bodies.
+    t->header_list = curl_slist_append(t->header_list, "Expect:");
+
+    if (r.method == "GET") {
+      curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+    } else if (r.method == "HEAD") {
+      curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+    } else if (r.method == "PUT" || r.method == "POST") {
+      if (!has_content_type) {
+        t->header_list = curl_slist_append(t->header_list, "Content-Type: application/octet-stream");
+      }
+      static const char kEmpty[] = "";
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDS,
+                       r.body.empty() ? kEmpty : reinterpret_cast<const char*>(r.body.data()));
+      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+    } else {
+      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+    }
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->header_list);
+    if (curl_multi_add_handle(multi_, easy) != CURLM_OK) {
+      release(t);
+      complete(t, TransportError::kOther, "libcurl: cannot start the transfer");
+      return false;
+    }
+    return true;
+  }
+
+  void release(Transfer* t) {
+    if (t->header_list != nullptr) curl_slist_free_all(t->header_list);
+    t->header_list = nullptr;
+    if (t->easy != nullptr) idle_handles_.push_back(t->easy);
+    t->easy = nullptr;
+  }
+
+  void finish(Transfer* t, CURLcode code) {
+    HttpResponse& response = *t->response;
+    long status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    const char* url = nullptr;
+    curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url);
+    response.status = static_cast<int>(status);
+    response.url = url != nullptr ? url : t->request->url;
+    curl_multi_remove_handle(multi_, t->easy);
+    release(t);
+
+    TransportError error = classify(code, t->too_large);
+    std::string message;
+    if (error != TransportError::kNone) {
+      message = t->error_buffer[0] != '\0' ? t->error_buffer : curl_easy_strerror(code);
+      if (error == TransportError::kTooLarge) {
+        message = fmt::format("the response body is larger than the limit of {} bytes", t->max_body);
+      }
+    } else if (t->request->method != "HEAD" && t->content_length && *t->content_length != t->body_size) {
+      error = TransportError::kTruncated;
+      message = fmt::format("the body has {} bytes but Content-Length announced {}", t->body_size, *t->content_length);
+    }
+    response.headers = std::move(t->headers);
+    if (t->body_size > 0) {
+      t->body.shrink(t->body_size);
+      response.body = std::move(t->body);
+    }
+    complete(t, error, std::move(message));
+  }
+
+  static void complete(Transfer* t, TransportError error, std::string message) {
+    t->response->error = error;
+    t->response->error_message = std::move(message);
+    Batch& batch = *t->batch;
+    std::lock_guard lock(batch.mutex);
+    if (--batch.remaining == 0) batch.done.notify_all();
+  }
+
+  TransportOptions options_;
+  std::mutex mutex_;  // guards queue_, stopping_, and starting the loop
+  std::deque<Transfer*> queue_;
+  bool stopping_ = false;
+  pid_t owner_pid_ = 0;
+  CURLM* multi_ = nullptr;
+  std::thread loop_;
+  std::vector<CURL*> idle_handles_;  // used by the loop thread only
+};
+
+std::optional<long> env_number(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  long value = 0;
+  auto [end, ec] = std::from_chars(text, text + std::strlen(text), value);
+  if (ec != std::errc() || *end != '\0' || value < 0) {
+    fail_invalid("environment variable {}=\"{}\" is not a non-negative integer", name, text);
+  }
+  return value;
+}
+
+}  // namespace
+
+std::optional<std::string_view> HttpResponse::header(std::string_view name) const {
+  for (const auto& [n, v] : headers) {
+    if (n == name) return std::string_view(v);
+  }
+  return std::nullopt;
+}
+
+std::string_view transport_error_name(TransportError error) {
+  switch (error) {
+    case TransportError::kNone: return "none";
+    case TransportError::kConnect: return "connection failed";
+    case TransportError::kResolve: return "host not found";
+    case TransportError::kTimeout: return "timed out";
+    case TransportError::kReset: return "connection reset";
+    case TransportError::kTruncated: return "truncated body";
+    case TransportError::kTooLarge: return "body too large";
+    case TransportError::kTls: return "TLS failure";
+    case TransportError::kOther: return "transfer failed";
+  }
+  return "transfer failed";
+}
+
+std::shared_ptr<HttpTransport> make_curl_transport(const TransportOptions& options) {
+  return std::make_shared<CurlTransport>(options);
+}
+
+TransportOptions transport_options_from_environment(TransportOptions o) {
+  using std::chrono::milliseconds;
+  if (auto v = env_number("ZARRKIT_HTTP_CONCURRENCY")) o.concurrency = static_cast<std::size_t>(std::max(*v, 1L));
+  if (auto v = env_number("ZARRKIT_HTTP_CONNECT_TIMEOUT_MS")) o.connect_timeout = milliseconds(*v);
+  if (auto v = env_number("ZARRKIT_HTTP_STALL_TIMEOUT_MS")) o.stall_timeout = milliseconds(*v);
+  if (auto v = env_number("ZARRKIT_HTTP_REQUEST_TIMEOUT_MS")) o.request_timeout = milliseconds(*v);
+  if (const char* verify = std::getenv("ZARRKIT_HTTP_VERIFY_TLS"); verify != nullptr && *verify != '\0') {
+    o.verify_tls = truthy(verify);
+  }
+  return o;
+}
+
+std::shared_ptr<HttpTransport> shared_transport() {
+  static std::mutex mutex;
+  static std::shared_ptr<HttpTransport> transport;
+  std::lock_guard lock(mutex);
+  if (!transport) transport = make_curl_transport(transport_options_from_environment());
+  return transport;
+}
+
+}  // namespace zarrkit::remote

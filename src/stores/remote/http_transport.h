@@ -1,0 +1,90 @@
+// HTTP requests, many in flight at once. HttpTransport is the seam between the remote
+// stores and the network: CurlTransport runs requests on libcurl's multi interface, and
+// tests substitute a scripted fake.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "zarrkit/buffer.h"
+
+namespace zarrkit::remote {
+
+struct HttpRequest {
+  std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  ByteView body;  // PUT and POST; the caller keeps it alive until perform() returns
+  bool follow_redirects = true;
+};
+
+// How a request failed before a complete HTTP response arrived.
+enum class TransportError : std::uint8_t {
+  kNone,
+  kConnect,    // could not connect (refused, unreachable)
+  kResolve,    // host name not found
+  kTimeout,    // connect timeout, stall (no bytes for too long) or request timeout
+  kReset,      // connection reset or closed, nothing or garbage received
+  kTruncated,  // the body ended before its announced length
+  kTooLarge,   // the body exceeded the transport's limit
+  kTls,        // TLS handshake or certificate failure
+  kOther,
+};
+
+struct HttpResponse {
+  TransportError error = TransportError::kNone;
+  std::string error_message;  // the transport's words when error != kNone
+  int status = 0;             // the HTTP status of the final response
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower case
+  Buffer body;                // host memory
+  std::string url;            // where the final response came from (after redirects)
+
+  bool ok() const { return error == TransportError::kNone; }
+  // The first header with this (lower-case) name.
+  std::optional<std::string_view> header(std::string_view name) const;
+};
+
+struct TransportOptions {
+  // Requests in flight at once, over all callers (each may open a connection).
+  std::size_t concurrency = 64;
+  std::chrono::milliseconds connect_timeout{10'000};
+  // A transfer that moves no bytes for this long fails with kTimeout.
+  std::chrono::milliseconds stall_timeout{30'000};
+  // Whole-request limit (0: none). Large values take time; stalls are caught above.
+  std::chrono::milliseconds request_timeout{0};
+  std::uint64_t max_body_bytes = std::uint64_t{1} << 36;  // 64 GiB
+  int max_redirects = 8;
+  bool verify_tls = true;
+};
+
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  // Runs every request (concurrently, up to the transport's limit) and waits for all of
+  // them. Never throws for network failures: they are reported in each response.
+  virtual std::vector<HttpResponse> perform(std::span<const HttpRequest> requests) = 0;
+};
+
+// libcurl multi: one event-loop thread per transport runs every transfer, so connections
+// (and TLS sessions, DNS results) are reused across requests and callers.
+std::shared_ptr<HttpTransport> make_curl_transport(const TransportOptions& options);
+
+// Transport settings from the environment (see docs/remote-stores.md):
+//   ZARRKIT_HTTP_CONCURRENCY, ZARRKIT_HTTP_CONNECT_TIMEOUT_MS, ZARRKIT_HTTP_STALL_TIMEOUT_MS,
+//   ZARRKIT_HTTP_REQUEST_TIMEOUT_MS, ZARRKIT_HTTP_VERIFY_TLS (0 to skip certificate checks).
+TransportOptions transport_options_from_environment(TransportOptions defaults = {});
+
+// A transport with the environment's settings, created once and shared by every store
+// opened without one of its own, so that they share connections.
+std::shared_ptr<HttpTransport> shared_transport();
+
+std::string_view transport_error_name(TransportError error);
+
+}  // namespace zarrkit::remote
