@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "zarrkit/error.h"
+#include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
 
@@ -126,6 +127,12 @@ StoreLocation open_location(std::string_view location, bool for_writing) {
     return open_path(location, path_of_file_url(location), for_writing);
   }
   if (std::string_view scheme = scheme_of(location); !scheme.empty()) {
+    std::string lower_scheme(scheme);
+    for (char& c : lower_scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower_scheme == "http" || lower_scheme == "https") {
+      if (for_writing) fail_unsupported("cannot write to \"{}\": HTTP stores are read-only", location);
+      return {HttpStore::open(location), ""};
+    }
     fail_unsupported("cannot open the store \"{}\": the scheme \"{}\" is not supported", location, scheme);
   }
   return open_path(location, std::string(location), for_writing);

@@ -4,6 +4,7 @@
 
 #include "stores/testing/temp_dir.h"
 #include "zarrkit/error.h"
+#include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
 
@@ -129,7 +130,18 @@ TEST(OpenLocation, NotADirectoryOrUnsupported) {
   EXPECT_THROW(open_location((h.dir / "data.zarr/zarr.json").string()), InvalidArgumentError);
   EXPECT_THROW(open_location(""), InvalidArgumentError);
   EXPECT_THROW(open_location("s3://bucket/data.zarr"), UnsupportedError);
-  EXPECT_THROW(open_location("https://example.com/data.zarr"), UnsupportedError);
+}
+
+TEST(OpenLocation, HttpUrlsOpenReadOnlyHttpStores) {
+  // Opening sends no request: the store root is the URL and the node path is "".
+  auto http = open_location("https://example.com/data.zarr/");
+  ASSERT_TRUE(dynamic_cast<HttpStore*>(http.store.get()));
+  EXPECT_EQ(http.store->describe(), "https://example.com/data.zarr");
+  EXPECT_EQ(http.path, "");
+  EXPECT_FALSE(http.store->capabilities().writable);
+  EXPECT_TRUE(dynamic_cast<HttpStore*>(open_location("HTTP://127.0.0.1:9/x").store.get()));
+  EXPECT_THROW(open_location("https://example.com/data.zarr", true), UnsupportedError);
+  EXPECT_THROW(open_location("http://user@host/x"), InvalidArgumentError);
 }
 
 TEST(OpenLocation, Memory) {

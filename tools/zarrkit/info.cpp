@@ -78,6 +78,9 @@ void print_array(const OpenedNode& node, const Array& array) {
     row("dimension names", "(" + names + ")");
   }
   print_attributes(m.attributes);
+  if (!node.store->capabilities().listable) {
+    return row("stored chunks", "(not counted: the store cannot list its keys)");
+  }
   const StorageInfo s = array.storage_info();
   row("stored chunks", fmt::format("{} of {}", s.chunks_stored, s.chunks_total));
   row("stored bytes", fmt::format("{} ({} bytes)", format_bytes(s.bytes_stored), s.bytes_stored));
@@ -98,6 +101,10 @@ std::size_t print_group(const OpenedNode& node) {
   fmt::print("{}\n", node.location);
   row("node", fmt::format("group (zarr v{})", group.zarr_format()));
   print_attributes(group.attributes());
+  if (!node.store->capabilities().listable) {
+    row("members", "(not shown: the store cannot list its keys; name an array inside the group)");
+    return 0;
+  }
   const auto members = group.walk();
   const auto arrays = std::count_if(members.begin(), members.end(), [](const NodeInfo& n) { return n.type == NodeType::kArray; });
   row("members", fmt::format("{} arrays, {} groups", arrays, members.size() - static_cast<std::size_t>(arrays)));
