@@ -34,8 +34,8 @@ constexpr bool kShardingSupported = true;              // sharding_indexed
 constexpr bool kVariableStringsSupported = false;      // v3 "string" + vlen-utf8, v2 "|O"
 constexpr bool kDeltaSupported = true;                 // numcodecs delta (v2 "delta", v3 "numcodecs.delta")
 constexpr bool kShuffleFilterSupported = true;         // numcodecs shuffle (v2 filter "shuffle")
-constexpr bool kFixedScaleOffsetSupported = false;     // numcodecs fixedscaleoffset (lossy)
-constexpr bool kBitroundSupported = false;             // numcodecs bitround (lossy)
+constexpr bool kFixedScaleOffsetSupported = true;      // numcodecs fixedscaleoffset (lossy)
+constexpr bool kBitroundSupported = true;              // numcodecs bitround (lossy)
 constexpr bool kChecksumExtensionsSupported = true;    // numcodecs.adler32, numcodecs.fletcher32
 
 fs::path corpus_root() { return fs::path(ZARRKIT_SOURCE_DIR) / ".." / "shared" / "corpus"; }

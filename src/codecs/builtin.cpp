@@ -9,6 +9,11 @@ void register_builtin_codecs(CodecRegistry& registry) {
   // array->array
   register_transpose_codec(registry);
   register_delta_codec(registry);
+  register_fixedscaleoffset_codec(registry);
+  register_quantize_codec(registry);
+  register_bitround_codec(registry);
+  register_packbits_codec(registry);
+  register_astype_codec(registry);
   // array->bytes
   register_bytes_codec(registry);
   register_sharding_codec(registry);  // builds its inner chains from this same registry

@@ -22,5 +22,10 @@ void register_shuffle_codec(CodecRegistry& registry);    // v3 "numcodecs.shuffl
 void register_adler32_codec(CodecRegistry& registry);    // v3 "numcodecs.adler32"; v2 "adler32"
 void register_crc32_codec(CodecRegistry& registry);      // v3 "numcodecs.crc32"; v2 "crc32"
 void register_fletcher32_codec(CodecRegistry& registry); // v3 "numcodecs.fletcher32"; v2 "fletcher32"
+void register_fixedscaleoffset_codec(CodecRegistry& registry);  // v3 "numcodecs.fixedscaleoffset"; v2 "fixedscaleoffset"
+void register_quantize_codec(CodecRegistry& registry);   // v3 "numcodecs.quantize"; v2 "quantize"
+void register_bitround_codec(CodecRegistry& registry);   // v3 "numcodecs.bitround"; v2 "bitround"
+void register_packbits_codec(CodecRegistry& registry);   // v3 "numcodecs.packbits"; v2 "packbits"
+void register_astype_codec(CodecRegistry& registry);     // v3 "numcodecs.astype"; v2 "astype"
 
 }  // namespace zarrkit
