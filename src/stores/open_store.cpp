@@ -9,6 +9,7 @@
 #include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
+#include "zarrkit/stores/s3_store.h"
 
 namespace zarrkit {
 namespace {
@@ -132,6 +133,11 @@ StoreLocation open_location(std::string_view location, bool for_writing) {
     if (lower_scheme == "http" || lower_scheme == "https") {
       if (for_writing) fail_unsupported("cannot write to \"{}\": HTTP stores are read-only", location);
       return {HttpStore::open(location), ""};
+    }
+    if (lower_scheme == "s3") {
+      S3Options options;
+      options.read_only = !for_writing;
+      return {S3Store::open(location, options), ""};
     }
     fail_unsupported("cannot open the store \"{}\": the scheme \"{}\" is not supported", location, scheme);
   }

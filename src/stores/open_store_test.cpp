@@ -7,6 +7,7 @@
 #include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
+#include "zarrkit/stores/s3_store.h"
 
 namespace zarrkit {
 namespace {
@@ -129,7 +130,6 @@ TEST(OpenLocation, NotADirectoryOrUnsupported) {
   Hierarchy h;
   EXPECT_THROW(open_location((h.dir / "data.zarr/zarr.json").string()), InvalidArgumentError);
   EXPECT_THROW(open_location(""), InvalidArgumentError);
-  EXPECT_THROW(open_location("s3://bucket/data.zarr"), UnsupportedError);
 }
 
 TEST(OpenLocation, HttpUrlsOpenReadOnlyHttpStores) {
@@ -142,6 +142,18 @@ TEST(OpenLocation, HttpUrlsOpenReadOnlyHttpStores) {
   EXPECT_TRUE(dynamic_cast<HttpStore*>(open_location("HTTP://127.0.0.1:9/x").store.get()));
   EXPECT_THROW(open_location("https://example.com/data.zarr", true), UnsupportedError);
   EXPECT_THROW(open_location("http://user@host/x"), InvalidArgumentError);
+}
+
+TEST(OpenLocation, S3UrlsOpenS3Stores) {
+  auto reading = open_location("s3://bucket/some/data.zarr/");
+  ASSERT_TRUE(dynamic_cast<S3Store*>(reading.store.get()));
+  EXPECT_EQ(reading.store->describe(), "s3://bucket/some/data.zarr");
+  EXPECT_EQ(reading.path, "");
+  EXPECT_FALSE(reading.store->capabilities().writable);
+  EXPECT_THROW(reading.store->set("k", as_bytes("v")), InvalidArgumentError);  // refused before any request
+  EXPECT_TRUE(open_location("s3://bucket/x.zarr", true).store->capabilities().writable);
+  EXPECT_THROW(open_location("s3://bucket/a//b"), InvalidArgumentError);
+  EXPECT_THROW(open_location("gs://bucket/x"), UnsupportedError);
 }
 
 TEST(OpenLocation, Memory) {

@@ -1,5 +1,6 @@
-// Opens a store from a user-facing location: a filesystem path or file:// URL today;
-// memory:// for a fresh in-memory store. Later: zip files, s3://, https://.
+// Opens a store from a user-facing location: a filesystem path or file:// URL; memory:// for
+// a fresh in-memory store; s3://bucket/prefix (S3Store); http:// and https:// (HttpStore,
+// read-only). Later: zip files.
 #pragma once
 
 #include <memory>
@@ -19,7 +20,11 @@ struct StoreLocation {
 //   "memory://" or "memory://group/array"  a new, empty MemoryStore (and that node path);
 //   "file:///abs/path" or "file://localhost/abs/path"  (percent-escapes decoded), and
 //   a plain path, absolute or relative to the working directory.
-// Other schemes are refused with UnsupportedError.
+//   "s3://bucket" or "s3://bucket/prefix"  an S3Store rooted at the prefix (node path "");
+//   "http://..." or "https://..."  a read-only HttpStore rooted at the URL (node path "");
+//   writing to it is UnsupportedError.
+// Remote locations send no request when opened. Other schemes are refused with
+// UnsupportedError.
 //
 // Finding the store root of an existing directory: start at the directory itself and walk
 // up while the parent directory is a Zarr node (holds zarr.json, .zgroup or .zarray). So

@@ -121,14 +121,26 @@ std::string sha256_hex(ByteView data) {
   return hex_encode(digest);
 }
 
-std::string md5_base64(ByteView data) {
+namespace {
+
+std::array<std::byte, 16> md5(ByteView data) {
   std::array<std::byte, 16> digest{};
   unsigned int length = 0;
   if (EVP_Digest(data.data(), data.size(), reinterpret_cast<unsigned char*>(digest.data()), &length, EVP_md5(),
                  nullptr) != 1) {
     throw InternalError("MD5 failed in OpenSSL");
   }
-  return base64_encode(digest);
+  return digest;
+}
+
+}  // namespace
+
+std::string md5_base64(ByteView data) { return base64_encode(md5(data)); }
+
+PayloadDigests payload_digests(ByteView data) {
+  const Digest sha = sha256(data);
+  const auto md = md5(data);
+  return {hex_encode(sha), base64_encode(sha), base64_encode(md), hex_encode(md)};
 }
 
 std::string canonical_query_string(const QueryList& query) {

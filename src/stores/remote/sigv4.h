@@ -54,6 +54,15 @@ std::string authorization_header(const SigningInput& input, const SigningScope& 
 std::string amz_date(std::chrono::system_clock::time_point when);
 
 std::string sha256_hex(ByteView data);
+// The digests an upload sends: SHA-256 (hex for the signature, base64 for
+// x-amz-checksum-sha256) and MD5 (base64 for Content-MD5, hex to compare with an ETag).
+struct PayloadDigests {
+  std::string sha256_hex;
+  std::string sha256_base64;
+  std::string md5_base64;
+  std::string md5_hex;
+};
+PayloadDigests payload_digests(ByteView data);
 std::string md5_base64(ByteView data);
 std::string base64_encode(ByteView data);
 std::string hex_encode(ByteView data);

@@ -1,0 +1,563 @@
+#include "zarrkit/stores/s3_store.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "stores/remote/aws_config.h"
+#include "stores/remote/byte_ranges.h"
+#include "stores/remote/remote_settings.h"
+#include "stores/remote/s3_endpoint.h"
+#include "stores/remote/s3_xml.h"
+#include "stores/remote/sigv4.h"
+#include "stores/remote/url.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit {
+
+using namespace remote;
+
+namespace {
+
+constexpr std::uint64_t kMinPartSize = 5 * 1024 * 1024;
+constexpr std::uint64_t kMaxParts = 10000;
+constexpr std::size_t kDeleteBatch = 1000;
+constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+// S3 error codes that mean "try again later".
+bool retryable_code(std::string_view code) {
+  return code == "SlowDown" || code == "RequestTimeout" || code == "InternalError" || code == "ServiceUnavailable" ||
+         code == "Throttling" || code == "ThrottlingException" || code == "RequestLimitExceeded" ||
+         code == "ConditionalRequestConflict" || code == "OperationAborted";
+}
+
+std::optional<std::uint64_t> content_length(const HttpResponse& r) {
+  auto value = r.header("content-length");
+  if (!value) return std::nullopt;
+  std::uint64_t n = 0;
+  auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+  if (ec != std::errc() || end != value->data() + value->size()) return std::nullopt;
+  return n;
+}
+
+// A precondition header for a write, or none.
+using Precondition = std::optional<std::pair<std::string, std::string>>;
+
+}  // namespace
+
+struct S3Store::Impl {
+  S3Options options;
+  AwsSettings aws;
+  std::optional<S3Endpoint> endpoint;
+  std::string prefix;  // "" or "a/b", without slashes at either end
+  std::string description;
+  RemoteSettings settings;
+
+  std::string object_key(std::string_view key) const {
+    return prefix.empty() ? std::string(key) : prefix + "/" + std::string(key);
+  }
+  // The ListObjectsV2 prefix for the store directory `dir` (normalized): "prefix/dir/".
+  std::string list_prefix(std::string_view dir) const {
+    std::string full = join_key(prefix, dir);
+    return full.empty() ? full : full + "/";
+  }
+
+  HttpRequest make(std::string method, std::string_view key, const QueryList& query, HeaderList headers = {},
+                   ByteView body = {}, std::string payload_sha256 = "") const {
+    const S3Target target = endpoint->target(key, query);
+    HttpRequest r;
+    r.method = std::move(method);
+    r.url = target.url;
+    r.body = body;
+    r.follow_redirects = false;  // a redirect means a wrong region: report it
+    headers.emplace_back("Host", target.host);
+    if (!aws.credentials.anonymous()) {
+      if (payload_sha256.empty()) payload_sha256 = body.empty() ? kEmptySha256 : sha256_hex(body);
+      const std::string date = amz_date(std::chrono::system_clock::now());
+      headers.emplace_back("x-amz-date", date);
+      headers.emplace_back("x-amz-content-sha256", payload_sha256);
+      if (!aws.credentials.session_token.empty()) {
+        headers.emplace_back("x-amz-security-token", aws.credentials.session_token);
+      }
+      const SigningInput input{r.method, target.canonical_uri, query, headers, payload_sha256};
+      headers.emplace_back("Authorization",
+                           authorization_header(input, {aws.region, "s3", date}, aws.credentials));
+    }
+    r.headers = std::move(headers);
+    return r;
+  }
+
+  // "HTTP 503 SlowDown: Please reduce your request rate."
+  static std::string failure_text(const HttpResponse& r) {
+    auto error = parse_s3_error(r.body.empty() ? ByteView() : r.body.view());
+    if (!error || error->code.empty()) return fmt::format("HTTP {}", r.status);
+    if (error->message.empty()) return fmt::format("HTTP {} {}", r.status, error->code);
+    return fmt::format("HTTP {} {}: {}", r.status, error->code, error->message);
+  }
+
+  // The verdict on everything but the successes and the answers each operation judges
+  // itself (404 on objects, 412, 416): nullopt for those.
+  std::optional<Verdict> verdict(const HttpResponse& r) const {
+    if (auto v = transport_verdict(r)) return v;
+    if (r.status >= 200 && r.status < 300) return std::nullopt;
+    auto error = parse_s3_error(r.body.empty() ? ByteView() : r.body.view());
+    const std::string code = error ? error->code : "";
+    if (r.status == 404) {
+      if (code == "NoSuchBucket") {
+        return Verdict::fail(fmt::format("the bucket \"{}\" does not exist", endpoint->bucket()), ErrorCode::kNotFound);
+      }
+      if (code == "NoSuchUpload") return Verdict::fail(failure_text(r));
+      return std::nullopt;
+    }
+    if (r.status == 412 || r.status == 416) return std::nullopt;
+    if (retryable_status(r.status) || retryable_code(code)) return Verdict::retry(failure_text(r));
+    std::string region(r.header("x-amz-bucket-region").value_or(""));
+    if (region.empty() && error) region = error->region;
+    if (!region.empty() && region != aws.region) {
+      return Verdict::fail(fmt::format("{}: the bucket \"{}\" is in region {}, not {}; set AWS_REGION={}",
+                                       failure_text(r), endpoint->bucket(), region, aws.region, region));
+    }
+    if (r.status == 401 || r.status == 403) {
+      return Verdict::fail(fmt::format("{} (credentials: {})", failure_text(r), aws.credentials_source));
+    }
+    return Verdict::fail(failure_text(r));
+  }
+
+  Verdict judge_plain(const HttpResponse& r) const {
+    if (auto v = verdict(r)) return *v;
+    if (r.status == 412) return Verdict::fail(failure_text(r));
+    return Verdict::accept();
+  }
+
+  std::vector<HttpResponse> run(std::span<const HttpRequest> requests, const Judge& judge) const {
+    return perform_with_retries(*settings.transport, requests, judge, settings.retry);
+  }
+
+  HttpResponse run_one(const HttpRequest& request, const Judge& judge) const {
+    return std::move(run(std::span(&request, 1), judge).front());
+  }
+
+  void require_writable(std::string_view what, std::string_view key) const {
+    if (options.read_only) fail_invalid("{}: cannot {} \"{}\": the store is open read-only", description, what, key);
+  }
+
+  // ---- reads ----
+
+  std::optional<S3ObjectInfo> head(std::string_view key) const {
+    HttpResponse r = run_one(make("HEAD", object_key(key), {}), [&](std::size_t, HttpResponse& response) {
+      if (auto v = verdict(response)) return *v;
+      if (response.status == 404) return Verdict::accept();
+      if (response.status != 200) return Verdict::fail(failure_text(response));
+      if (!content_length(response)) return Verdict::retry("a HEAD answer without Content-Length");
+      return Verdict::accept();
+    });
+    if (r.status == 404) return std::nullopt;
+    return S3ObjectInfo{*content_length(r), std::string(r.header("etag").value_or(""))};
+  }
+
+  // The whole value and its ETag. The SHA-256 checksum S3 keeps for objects written with
+  // one (zarrkit's own single-part writes) is checked.
+  std::optional<std::pair<Buffer, std::string>> get_whole(std::string_view key) const {
+    HttpResponse r =
+        run_one(make("GET", object_key(key), {}, {{"x-amz-checksum-mode", "ENABLED"}}),
+                [&](std::size_t, HttpResponse& response) {
+                  if (auto v = verdict(response)) return *v;
+                  if (response.status == 404) return Verdict::accept();
+                  if (response.status != 200) return Verdict::fail(failure_text(response));
+                  auto checksum = response.header("x-amz-checksum-sha256");
+                  const std::string type(response.header("x-amz-checksum-type").value_or("FULL_OBJECT"));
+                  if (checksum && type == "FULL_OBJECT" && checksum->find('-') == std::string_view::npos) {
+                    const std::string actual = payload_digests(response.body.empty() ? ByteView()
+                                                                                     : response.body.view())
+                                                   .sha256_base64;
+                    if (actual != *checksum) {
+                      return Verdict::retry(fmt::format("the body's SHA-256 {} does not match the stored {}", actual,
+                                                        *checksum),
+                                            ErrorCode::kDataLoss);
+                    }
+                  }
+                  return Verdict::accept();
+                });
+    if (r.status == 404) return std::nullopt;
+    return std::pair(std::move(r.body), std::string(r.header("etag").value_or("")));
+  }
+
+  std::optional<std::vector<Buffer>> fetch(std::string_view key, std::span<const ByteRange> ranges) const {
+    std::vector<HttpRequest> requests;
+    requests.reserve(ranges.size());
+    for (const ByteRange& range : ranges) {
+      requests.push_back(make("GET", object_key(key), {}, {{"Range", *range_header(range)}}));
+    }
+    std::vector<Buffer> out(ranges.size());
+    auto responses = run(requests, [&](std::size_t i, HttpResponse& r) {
+      if (auto v = verdict(r)) return *v;
+      if (r.status == 404) return Verdict::accept();
+      if (r.status == 412) return Verdict::fail(failure_text(r));
+      return check_range_response(ranges[i], r, out[i]);
+    });
+    for (const HttpResponse& r : responses) {
+      if (r.status == 404) return std::nullopt;
+    }
+    return out;
+  }
+
+  // ---- writes ----
+
+  // One PUT. False when the precondition failed.
+  bool put_single(std::string_view key, ByteView value, const Precondition& precondition) const {
+    const PayloadDigests digests = payload_digests(value);
+    HeaderList headers{{"Content-MD5", digests.md5_base64},
+                       {"Content-Type", "application/octet-stream"},
+                       {"x-amz-checksum-sha256", digests.sha256_base64}};
+    if (precondition) headers.push_back(*precondition);
+    int tries = 0;
+    HttpResponse r = run_one(make("PUT", object_key(key), {}, headers, value, digests.sha256_hex),
+                             [&](std::size_t, HttpResponse& response) {
+                               ++tries;
+                               if (auto v = verdict(response)) return *v;
+                               if (response.status == 412 && precondition) return Verdict::accept();
+                               if (response.status != 200) return Verdict::fail(failure_text(response));
+                               return Verdict::accept();
+                             });
+    if (r.status != 412) return true;
+    // A retried conditional write may find its own earlier try, whose answer was lost: the
+    // object then holds exactly this value (S3's ETag of a single-part upload is its MD5).
+    if (tries > 1) {
+      auto info = head(key);
+      if (info && info->size == value.size() && info->etag == "\"" + digests.md5_hex + "\"") return true;
+    }
+    return false;
+  }
+
+  bool put_multipart(std::string_view key, ByteView value, const Precondition& precondition) const {
+    const std::string object = object_key(key);
+    HttpResponse created = run_one(
+        make("POST", object, {{"uploads", ""}}, {{"Content-Type", "application/octet-stream"}}),
+        [&](std::size_t, HttpResponse& r) {
+          if (auto v = verdict(r)) return *v;
+          if (r.status != 200) return Verdict::fail(failure_text(r));
+          if (!parse_upload_id(r.body.empty() ? ByteView() : r.body.view())) {
+            return Verdict::retry("CreateMultipartUpload answered without an UploadId");
+          }
+          return Verdict::accept();
+        });
+    const std::string upload_id = *parse_upload_id(created.body.view());
+    try {
+      return upload_parts(object, upload_id, value, precondition);
+    } catch (...) {
+      abort_upload(object, upload_id);
+      throw;
+    }
+  }
+
+  bool upload_parts(const std::string& object, const std::string& upload_id, ByteView value,
+                    const Precondition& precondition) const {
+    std::uint64_t part_size = std::max({options.part_size, kMinPartSize, (value.size() + kMaxParts - 1) / kMaxParts});
+    const std::size_t parts = static_cast<std::size_t>((value.size() + part_size - 1) / part_size);
+    std::vector<HttpRequest> requests;
+    requests.reserve(parts);
+    for (std::size_t i = 0; i < parts; ++i) {
+      const std::size_t begin = static_cast<std::size_t>(i * part_size);
+      const ByteView body = value.subspan(begin, std::min<std::size_t>(static_cast<std::size_t>(part_size),
+                                                                         value.size() - begin));
+      const PayloadDigests digests = payload_digests(body);
+      requests.push_back(make("PUT", object, {{"partNumber", std::to_string(i + 1)}, {"uploadId", upload_id}},
+                              {{"Content-MD5", digests.md5_base64}}, body, digests.sha256_hex));
+    }
+    auto responses = run(requests, [&](std::size_t, HttpResponse& r) {
+      if (auto v = verdict(r)) return *v;
+      if (r.status != 200) return Verdict::fail(failure_text(r));
+      if (!r.header("etag")) return Verdict::retry("UploadPart answered without an ETag");
+      return Verdict::accept();
+    });
+    std::vector<std::string> etags;
+    for (const HttpResponse& r : responses) etags.emplace_back(*r.header("etag"));
+
+    const std::string xml = complete_multipart_xml(etags);
+    HeaderList headers{{"Content-Type", "application/xml"}};
+    if (precondition) headers.push_back(*precondition);
+    int tries = 0;
+    HttpResponse done = run_one(
+        make("POST", object, {{"uploadId", upload_id}}, headers, as_bytes(xml)), [&](std::size_t, HttpResponse& r) {
+          ++tries;
+          auto error = parse_s3_error(r.body.empty() ? ByteView() : r.body.view());
+          // A retry of a Complete whose answer was lost finds the upload already finished.
+          if (r.status == 404 && error && error->code == "NoSuchUpload" && tries > 1) return Verdict::accept();
+          if (auto v = verdict(r)) return *v;
+          if (r.status == 412 && precondition) return Verdict::accept();
+          if (r.status != 200) return Verdict::fail(failure_text(r));
+          // S3 may answer 200 and report the failure in the body.
+          if (error) {
+            if (retryable_code(error->code)) return Verdict::retry("CompleteMultipartUpload: " + error->code);
+            return Verdict::fail(fmt::format("CompleteMultipartUpload failed: {}: {}", error->code, error->message));
+          }
+          return Verdict::accept();
+        });
+    if (done.status == 404) {
+      auto info = head(object.substr(prefix.empty() ? 0 : prefix.size() + 1));
+      if (!info || info->size != value.size()) {
+        fail_io("{}: multipart upload of \"{}\" vanished before it completed", description, object);
+      }
+      return true;
+    }
+    return done.status != 412;
+  }
+
+  void abort_upload(const std::string& object, const std::string& upload_id) const noexcept {
+    try {
+      run_one(make("DELETE", object, {{"uploadId", upload_id}}), [&](std::size_t, HttpResponse& r) {
+        if (auto v = transport_verdict(r)) return *v;
+        return Verdict::accept();  // best effort: S3 lifecycle rules clean up what remains
+      });
+    } catch (...) {
+    }
+  }
+
+  bool write(std::string_view key, ByteView value, const Precondition& precondition) const {
+    validate_key(key);
+    require_writable("write", key);
+    if (value.size() > options.multipart_threshold) return put_multipart(key, value, precondition);
+    return put_single(key, value, precondition);
+  }
+
+  // ---- listing ----
+
+  // Every object under `query_prefix` (raw object keys), and with a delimiter the common
+  // prefixes too.
+  S3ListPage list_objects(const std::string& query_prefix, bool delimited) const {
+    S3ListPage all;
+    std::string token;
+    std::set<std::string> seen_tokens;
+    for (;;) {
+      QueryList query{{"list-type", "2"}, {"encoding-type", "url"}, {"prefix", query_prefix}};
+      if (delimited) query.emplace_back("delimiter", "/");
+      if (!token.empty()) query.emplace_back("continuation-token", token);
+      std::optional<S3ListPage> page;
+      run_one(make("GET", "", query), [&](std::size_t, HttpResponse& r) {
+        if (auto v = verdict(r)) return *v;
+        if (r.status != 200) return Verdict::fail(failure_text(r));
+        page = parse_list_page(r.body.empty() ? ByteView() : r.body.view());
+        if (!page) return Verdict::retry("a malformed ListObjectsV2 answer");
+        return Verdict::accept();
+      });
+      for (auto& key : page->keys) all.keys.push_back(std::move(key));
+      for (auto& p : page->prefixes) all.prefixes.push_back(std::move(p));
+      if (!page->truncated) break;
+      if (page->next_token.empty() || !seen_tokens.insert(page->next_token).second) {
+        fail_io("{}: listing \"{}\": the server says the list continues but gives no new continuation token",
+                description, query_prefix);
+      }
+      token = page->next_token;
+    }
+    return all;
+  }
+};
+
+S3Store::S3Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+S3Store::~S3Store() = default;
+
+std::shared_ptr<S3Store> S3Store::open(std::string_view url, const S3Options& options) {
+  return open(url, options, nullptr);
+}
+
+std::shared_ptr<S3Store> S3Store::open(std::string_view url, const S3Options& options,
+                                       std::shared_ptr<HttpTransport> transport) {
+  const S3Location location = parse_s3_url(url);
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->aws = resolve_aws_settings();
+  if (options.region) impl->aws.region = *options.region;
+  if (options.endpoint_url) impl->aws.endpoint_url = *options.endpoint_url;
+  if (options.addressing) {
+    impl->aws.addressing = *options.addressing == S3Options::Addressing::kPath      ? AddressingStyle::kPath
+                           : *options.addressing == S3Options::Addressing::kVirtual ? AddressingStyle::kVirtual
+                                                                                    : AddressingStyle::kAuto;
+  }
+  if (options.anonymous) {
+    impl->aws.credentials = {};
+    impl->aws.credentials_source = "anonymous (requested)";
+  }
+  impl->endpoint.emplace(location.bucket, impl->aws.region, impl->aws.endpoint_url, impl->aws.addressing);
+  impl->prefix = location.prefix;
+  impl->description = "s3://" + location.bucket + (location.prefix.empty() ? "" : "/" + location.prefix);
+  impl->settings = resolve_remote_settings(options.remote, std::move(transport));
+  return std::shared_ptr<S3Store>(new S3Store(std::move(impl)));
+}
+
+StoreCapabilities S3Store::capabilities() const {
+  return {.writable = !impl_->options.read_only, .listable = true, .partial_reads = true};
+}
+
+std::string S3Store::describe() const { return impl_->description; }
+
+std::optional<Buffer> S3Store::get(std::string_view key, const BufferPrototype& prototype,
+                                   std::optional<ByteRange> range) {
+  validate_key(key);
+  std::optional<Buffer> data;
+  if (!range) {
+    auto whole = impl_->get_whole(key);
+    if (whole) data = std::move(whole->first);
+  } else if (!range_header(*range)) {
+    if (impl_->head(key)) data = Buffer();
+  } else {
+    auto parts = impl_->fetch(key, std::span(&*range, 1));
+    if (parts) data = std::move(parts->front());
+  }
+  if (!data) return std::nullopt;
+  return to_prototype(std::move(*data), prototype, describe());
+}
+
+std::optional<std::vector<Buffer>> S3Store::get_ranges(std::string_view key, std::span<const ByteRange> ranges,
+                                                       const BufferPrototype& prototype) {
+  validate_key(key);
+  RangePlan plan = plan_ranges(ranges, impl_->settings.coalesce_gap, impl_->settings.coalesce_max);
+  std::vector<ByteRange> to_fetch;
+  std::vector<std::size_t> fetched_index(plan.requests.size(), SIZE_MAX);
+  for (std::size_t i = 0; i < plan.requests.size(); ++i) {
+    if (range_header(plan.requests[i])) {
+      fetched_index[i] = to_fetch.size();
+      to_fetch.push_back(plan.requests[i]);
+    }
+  }
+  std::vector<Buffer> fetched(plan.requests.size());
+  if (to_fetch.empty()) {
+    if (!impl_->head(key)) return std::nullopt;
+  } else {
+    auto got = impl_->fetch(key, to_fetch);
+    if (!got) return std::nullopt;
+    for (std::size_t i = 0; i < plan.requests.size(); ++i) {
+      if (fetched_index[i] != SIZE_MAX) fetched[i] = std::move((*got)[fetched_index[i]]);
+    }
+  }
+  std::vector<Buffer> parts = split_ranges(plan, fetched);
+  for (Buffer& part : parts) part = to_prototype(std::move(part), prototype, describe());
+  return parts;
+}
+
+bool S3Store::exists(std::string_view key) {
+  validate_key(key);
+  return impl_->head(key).has_value();
+}
+
+std::optional<std::uint64_t> S3Store::size(std::string_view key) {
+  validate_key(key);
+  auto info = impl_->head(key);
+  if (!info) return std::nullopt;
+  return info->size;
+}
+
+void S3Store::set(std::string_view key, ByteView value) { impl_->write(key, value, std::nullopt); }
+
+void S3Store::erase(std::string_view key) {
+  validate_key(key);
+  impl_->require_writable("erase", key);
+  impl_->run_one(impl_->make("DELETE", impl_->object_key(key), {}), [&](std::size_t, HttpResponse& r) {
+    if (auto v = impl_->verdict(r)) return *v;
+    return Verdict::accept();  // 204, or 404: absent already
+  });
+}
+
+void S3Store::erase_prefix(std::string_view prefix) {
+  const std::string_view dir = normalize_prefix(prefix);
+  impl_->require_writable("erase", prefix);
+  // Raw object names, so that objects whose names are not valid keys go too.
+  const std::string query_prefix = impl_->list_prefix(dir);
+  std::vector<std::string> objects = impl_->list_objects(query_prefix, false).keys;
+  std::vector<std::string> bodies;
+  for (std::size_t begin = 0; begin < objects.size(); begin += kDeleteBatch) {
+    const std::size_t end = std::min(objects.size(), begin + kDeleteBatch);
+    bodies.push_back(delete_objects_xml({objects.begin() + static_cast<std::ptrdiff_t>(begin),
+                                         objects.begin() + static_cast<std::ptrdiff_t>(end)}));
+  }
+  std::vector<HttpRequest> requests;
+  for (const std::string& body : bodies) {
+    requests.push_back(impl_->make("POST", "", {{"delete", ""}},
+                                   {{"Content-MD5", md5_base64(as_bytes(body))}, {"Content-Type", "application/xml"}},
+                                   as_bytes(body)));
+  }
+  impl_->run(requests, [&](std::size_t, HttpResponse& r) {
+    if (auto v = impl_->verdict(r)) return *v;
+    if (r.status != 200) return Verdict::fail(Impl::failure_text(r));
+    auto failures = parse_delete_result(r.body.empty() ? ByteView() : r.body.view());
+    if (!failures) return Verdict::retry("a malformed DeleteObjects answer");
+    if (!failures->empty()) {
+      const S3DeleteFailure& f = failures->front();
+      return Verdict::fail(fmt::format("{} of the objects could not be deleted; \"{}\": {}: {}", failures->size(),
+                                       f.key, f.code, f.message));
+    }
+    return Verdict::accept();
+  });
+}
+
+std::vector<std::string> S3Store::list(std::string_view prefix) {
+  const std::string_view dir = normalize_prefix(prefix);
+  const std::string query_prefix = impl_->list_prefix(dir);
+  const std::size_t strip = impl_->prefix.empty() ? 0 : impl_->prefix.size() + 1;
+  std::vector<std::string> keys;
+  for (const std::string& object : impl_->list_objects(query_prefix, false).keys) {
+    if (object.size() <= strip || !object.starts_with(query_prefix)) continue;
+    std::string key = object.substr(strip);
+    try {
+      validate_key(key);
+    } catch (const InvalidArgumentError&) {
+      continue;  // not a store key ("a//b", a "dir/" marker)
+    }
+    keys.push_back(std::move(key));
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+DirListing S3Store::list_dir(std::string_view prefix) {
+  const std::string_view dir = normalize_prefix(prefix);
+  const std::string query_prefix = impl_->list_prefix(dir);
+  const S3ListPage page = impl_->list_objects(query_prefix, true);
+  auto usable_name = [&](std::string_view full, bool is_prefix) -> std::optional<std::string> {
+    if (!full.starts_with(query_prefix)) return std::nullopt;
+    std::string_view name = full.substr(query_prefix.size());
+    if (is_prefix) {
+      if (!name.ends_with('/')) return std::nullopt;
+      name.remove_suffix(1);
+    }
+    if (name.empty() || name.find('/') != std::string_view::npos) return std::nullopt;
+    try {
+      validate_key(name);
+    } catch (const InvalidArgumentError&) {
+      return std::nullopt;
+    }
+    return std::string(name);
+  };
+  DirListing listing;
+  for (const std::string& key : page.keys) {
+    if (auto name = usable_name(key, false)) listing.keys.push_back(std::move(*name));
+  }
+  for (const std::string& p : page.prefixes) {
+    if (auto name = usable_name(p, true)) listing.prefixes.push_back(std::move(*name));
+  }
+  std::sort(listing.keys.begin(), listing.keys.end());
+  std::sort(listing.prefixes.begin(), listing.prefixes.end());
+  return listing;
+}
+
+std::optional<S3ObjectInfo> S3Store::head(std::string_view key) {
+  validate_key(key);
+  return impl_->head(key);
+}
+
+std::optional<std::pair<Buffer, std::string>> S3Store::get_with_etag(std::string_view key) {
+  validate_key(key);
+  return impl_->get_whole(key);
+}
+
+bool S3Store::set_if_absent(std::string_view key, ByteView value) {
+  return impl_->write(key, value, std::pair<std::string, std::string>("If-None-Match", "*"));
+}
+
+bool S3Store::set_if_match(std::string_view key, ByteView value, std::string_view etag) {
+  if (etag.empty()) fail_invalid("{}: set_if_match on \"{}\" needs an ETag", describe(), key);
+  return impl_->write(key, value, std::pair<std::string, std::string>("If-Match", std::string(etag)));
+}
+
+}  // namespace zarrkit
