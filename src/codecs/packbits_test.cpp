@@ -89,7 +89,8 @@ TEST(PackBits, BadConfigurationsAreTypedErrors) {
   expect_error<InvalidArgumentError>([&] { make_v2()->encoded_spec(spec_of({4}, DataType::uint_(8))); },
                                      "bool arrays");
   EXPECT_EQ(*make_v2()->to_v2_json(), (nlohmann::json{{"id", "packbits"}}));
-  EXPECT_EQ(make_v3()->to_json(), (nlohmann::json{{"name", "numcodecs.packbits"}}));
+  EXPECT_EQ(make_v3()->to_json(),
+            (nlohmann::json{{"name", "numcodecs.packbits"}, {"configuration", nlohmann::json::object()}}));
 }
 
 }  // namespace
