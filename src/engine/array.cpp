@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
+#include "engine/device_read_hook.h"
 #include "engine/indexer.h"
 #include "engine/node_io.h"
 #include "engine/strided_copy.h"
@@ -205,11 +206,11 @@ NDBuffer Array::read(const Selection& selection) const {
 void Array::read_into(const Selection& selection, const NDView& out) const {
   const ArrayMetadata& m = *metadata_;
   require_fixed_size(m.dtype);
-  require_host(out, "reading into");
   if (!(out.dtype == m.dtype)) {
     fail_invalid("cannot read array '{}' of {} into a buffer of {}", display_path(path_), m.dtype.name(),
                  out.dtype.name());
   }
+  if (!is_host_accessible(out.kind)) return read_into_device(*this, selection, out);  // the GPU path
   const ChunkPlan plan(m.shape, m.chunk_shape, selection);
   const NDView region = expand_to_region(out, plan.selection());
   const std::size_t itemsize = m.dtype.size();

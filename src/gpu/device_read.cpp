@@ -1,0 +1,689 @@
+#include "gpu/device_read.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <new>
+
+#include <fmt/ranges.h>
+
+#include "core/checked_math.h"
+#include "engine/indexer.h"
+#include "engine/node_io.h"
+#include "gpu/chunk_plan.h"
+#include "gpu/cuda_check.h"
+#include "gpu/device_codecs.cuh"
+#include "gpu/kernels.h"
+#include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
+
+namespace zarrkit::gpu {
+
+ReadStats& read_stats() {
+  static ReadStats stats;
+  return stats;
+}
+
+namespace {
+std::atomic<std::uint64_t> g_batch_budget{512ull << 20};
+// The largest staging a batch has needed so far (a starting size for later requests).
+std::atomic<std::uint64_t> g_arena_hint{16u << 20};
+}
+
+void set_batch_budget(std::uint64_t bytes) { g_batch_budget.store(std::max<std::uint64_t>(bytes, 1)); }
+
+namespace {
+
+constexpr std::uint64_t kAlign = 256;
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a = kAlign) { return (v + a - 1) / a * a; }
+
+// ---- Pinned staging -----------------------------------------------------------------------
+
+// A bump allocator over one pinned block: stores read chunk values straight into it (it is
+// the prototype's allocator), so a batch goes to the device in one copy. What does not fit
+// comes from the ordinary heap and is copied separately; the next batch gets a larger arena.
+class PinnedArena final : public Allocator {
+ public:
+  explicit PinnedArena(std::size_t capacity) : capacity_(capacity) {
+    void* p = nullptr;
+    check_cuda(cudaHostAlloc(&p, std::max<std::size_t>(capacity, 1), cudaHostAllocPortable),
+               "allocating pinned staging memory");
+    base_ = static_cast<std::byte*>(p);
+  }
+  ~PinnedArena() override { cudaFreeHost(base_); }
+  PinnedArena(const PinnedArena&) = delete;
+  PinnedArena& operator=(const PinnedArena&) = delete;
+
+  MemoryKind kind() const override { return MemoryKind::kPinnedHost; }
+  void* allocate(std::size_t bytes) override {
+    if (bytes > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max())) {
+      fail_resource("cannot stage {} bytes", bytes);
+    }
+    const std::size_t rounded = align_up(std::max<std::size_t>(bytes, 1), 64);
+    const std::size_t offset = used_.fetch_add(rounded);
+    if (offset <= capacity_ && rounded <= capacity_ - offset) return base_ + offset;
+    void* p = ::operator new(rounded, std::align_val_t{64}, std::nothrow);
+    if (p == nullptr) fail_resource("cannot allocate {} bytes of host memory for staging", bytes);
+    return p;
+  }
+  void deallocate(void* p, std::size_t) noexcept override {
+    if (!contains(p)) ::operator delete(p, std::align_val_t{64});
+  }
+
+  bool contains(const void* p) const {
+    const auto* b = static_cast<const std::byte*>(p);
+    return b >= base_ && b < base_ + capacity_;
+  }
+  std::byte* base() const { return base_; }
+  std::size_t capacity() const { return capacity_; }
+  std::size_t used() const { return std::min(used_.load(), capacity_); }
+  std::size_t requested() const { return used_.load(); }
+  void reset() { used_.store(0); }
+
+ private:
+  std::byte* base_ = nullptr;
+  std::size_t capacity_;
+  std::atomic<std::size_t> used_{0};
+};
+
+// Pinned allocations are slow (milliseconds), so arenas are kept for later requests.
+class ArenaPool {
+ public:
+  std::unique_ptr<PinnedArena> take(std::size_t min_capacity) {
+    {
+      std::lock_guard lock(mutex_);
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it) {
+        if ((*it)->capacity() >= min_capacity && (best == free_.end() || (*it)->capacity() < (*best)->capacity())) {
+          best = it;
+        }
+      }
+      if (best != free_.end()) {
+        auto arena = std::move(*best);
+        free_.erase(best);
+        arena->reset();
+        return arena;
+      }
+    }
+    return std::make_unique<PinnedArena>(min_capacity);
+  }
+  void give(std::unique_ptr<PinnedArena> arena) {
+    if (!arena) return;
+    arena->reset();
+    std::lock_guard lock(mutex_);
+    free_.push_back(std::move(arena));
+    if (free_.size() > kKeep) {
+      auto smallest = std::min_element(free_.begin(), free_.end(),
+                                       [](const auto& a, const auto& b) { return a->capacity() < b->capacity(); });
+      free_.erase(smallest);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kKeep = 8;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<PinnedArena>> free_;
+};
+
+// Never destroyed: freeing pinned memory while the CUDA runtime shuts down is not allowed.
+ArenaPool& arena_pool() {
+  static ArenaPool* pool = new ArenaPool;
+  return *pool;
+}
+
+// ---- Device memory ------------------------------------------------------------------------
+
+void keep_freed_device_memory_pooled() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    cudaGetLastError();
+  });
+}
+
+// Stream-ordered device memory that grows to the largest size asked for.
+struct DeviceBuffer {
+  std::byte* ptr = nullptr;
+  std::size_t capacity = 0;
+
+  void ensure(std::size_t bytes, cudaStream_t stream, const char* what) {
+    if (bytes <= capacity && ptr != nullptr) return;
+    release(stream);
+    void* p = nullptr;
+    check_cuda(cudaMallocAsync(&p, std::max<std::size_t>(bytes, 1), stream), what);
+    ptr = static_cast<std::byte*>(p);
+    capacity = bytes;
+  }
+  void release(cudaStream_t stream) noexcept {
+    if (ptr != nullptr) cudaFreeAsync(ptr, stream);
+    ptr = nullptr;
+    capacity = 0;
+  }
+};
+
+// ---- Copy geometry ------------------------------------------------------------------------
+
+struct CopyDim {
+  std::uint64_t count;
+  std::int64_t src;
+  std::int64_t dst;
+};
+
+// Adds the copy of one chunk's selected block: axes of extent 1 are dropped and axes that
+// are contiguous in both source and destination are merged; what still has more axes than
+// a job holds is split over its outer axes.
+void add_copy_jobs(std::vector<CopyJob>& jobs, std::uint64_t src, std::uint64_t dst, std::vector<CopyDim> dims,
+                   std::uint32_t chunk, std::uint32_t itemsize) {
+  std::vector<CopyDim> merged;  // innermost first
+  for (std::size_t a = dims.size(); a-- > 0;) {
+    const CopyDim& d = dims[a];
+    if (d.count == 1) continue;
+    if (!merged.empty()) {
+      CopyDim& inner = merged.back();
+      if (d.src == inner.src * static_cast<std::int64_t>(inner.count) &&
+          d.dst == inner.dst * static_cast<std::int64_t>(inner.count)) {
+        inner.count *= d.count;
+        continue;
+      }
+    }
+    merged.push_back(d);
+  }
+  if (merged.empty()) merged.push_back({1, static_cast<std::int64_t>(itemsize), static_cast<std::int64_t>(itemsize)});
+  std::reverse(merged.begin(), merged.end());  // outermost first
+
+  const std::size_t outer = merged.size() > static_cast<std::size_t>(kMaxCopyDims) ? merged.size() - kMaxCopyDims : 0;
+  std::vector<std::uint64_t> index(outer, 0);
+  for (;;) {
+    std::int64_t src_offset = 0, dst_offset = 0;
+    for (std::size_t a = 0; a < outer; ++a) {
+      src_offset += static_cast<std::int64_t>(index[a]) * merged[a].src;
+      dst_offset += static_cast<std::int64_t>(index[a]) * merged[a].dst;
+    }
+    CopyJob job{};
+    job.src = src == kNoSource ? kNoSource : src + static_cast<std::uint64_t>(src_offset);
+    job.dst = dst + static_cast<std::uint64_t>(dst_offset);
+    job.ndim = static_cast<std::uint32_t>(merged.size() - outer);
+    job.elements = 1;
+    bool aligned = job.dst % itemsize == 0 && (job.src == kNoSource || job.src % itemsize == 0);
+    for (std::uint32_t d = 0; d < job.ndim; ++d) {
+      const CopyDim& m = merged[outer + d];
+      job.counts[d] = m.count;
+      job.src_strides[d] = m.src;
+      job.dst_strides[d] = m.dst;
+      job.elements *= m.count;
+      aligned = aligned && m.src % static_cast<std::int64_t>(itemsize) == 0 &&
+                m.dst % static_cast<std::int64_t>(itemsize) == 0;
+    }
+    job.chunk = chunk;
+    job.aligned = aligned ? 1 : 0;
+    jobs.push_back(job);
+    std::size_t a = outer;
+    while (a-- > 0) {
+      if (++index[a] < merged[a].count) break;
+      index[a] = 0;
+    }
+    if (a == static_cast<std::size_t>(-1)) break;
+  }
+}
+
+// Calls f(dims, src_offset, dst_offset) for every strided box of a task: on each axis the
+// task selects one or more runs (AxisRun: chunk positions start + k * step going to output
+// positions out_start + k * out_step), and every combination of runs is one box. Indexers
+// that describe an axis by a single (chunk_selection, output_selection) pair are handled
+// as one run per axis.
+template <typename Task, typename F>
+void for_each_box(const Task& task, const std::vector<std::int64_t>& chunk_strides,
+                  const std::vector<std::int64_t>& region_strides, F&& f) {
+  const std::size_t ndim = chunk_strides.size();
+  std::vector<CopyDim> dims(ndim);
+  if constexpr (requires { task.axes[0].runs(); }) {
+    std::vector<std::size_t> run(ndim, 0);
+    for (;;) {
+      std::int64_t src_offset = 0, dst_offset = 0;
+      for (std::size_t a = 0; a < ndim; ++a) {
+        const auto& r = task.axes[a].runs()[run[a]];
+        dims[a] = {r.count, chunk_strides[a] * static_cast<std::int64_t>(r.chunk_step),
+                   region_strides[a] * static_cast<std::int64_t>(r.out_step)};
+        src_offset += chunk_strides[a] * static_cast<std::int64_t>(r.chunk_start);
+        dst_offset += region_strides[a] * static_cast<std::int64_t>(r.out_start);
+      }
+      f(dims, src_offset, dst_offset);
+      std::size_t a = ndim;
+      while (a-- > 0) {
+        if (++run[a] < task.axes[a].runs().size()) break;
+        run[a] = 0;
+      }
+      if (a == static_cast<std::size_t>(-1)) return;
+    }
+  } else {
+    std::int64_t src_offset = 0, dst_offset = 0;
+    for (std::size_t a = 0; a < ndim; ++a) {
+      const auto& cs = task.chunk_selection[a];
+      dims[a] = {cs.count, chunk_strides[a] * static_cast<std::int64_t>(cs.step), region_strides[a]};
+      src_offset += chunk_strides[a] * static_cast<std::int64_t>(cs.start);
+      dst_offset += region_strides[a] * static_cast<std::int64_t>(task.output_selection[a].start);
+    }
+    f(dims, src_offset, dst_offset);
+  }
+}
+
+// ---- One request --------------------------------------------------------------------------
+
+struct HostChunk {
+  ChunkTask task;
+  std::string key;
+  bool present = false;
+  bool on_gpu = false;
+  Buffer original;  // the stored value
+  Buffer staged;    // owns the bytes to upload
+  const std::byte* upload = nullptr;
+  std::uint64_t upload_size = 0;
+  ChunkJobs jobs;
+  std::uint64_t input_offset = 0;
+  std::uint64_t decoded_offset = 0;
+};
+
+struct Slot {
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<PinnedArena> arena;   // chunk bytes
+  std::unique_ptr<PinnedArena> tables;  // job tables, then the status read-back
+  DeviceBuffer input, decoded, scratch, table_memory, status, partial;
+  std::vector<HostChunk> chunks;
+  const std::int32_t* host_status = nullptr;
+  bool in_flight = false;
+};
+
+template <typename T>
+std::uint64_t append_table(std::vector<std::byte>& tables, const std::vector<T>& rows) {
+  const std::uint64_t offset = align_up(tables.size(), 64);
+  tables.resize(offset + rows.size() * sizeof(T));
+  if (!rows.empty()) std::memcpy(tables.data() + offset, rows.data(), rows.size() * sizeof(T));
+  return offset;
+}
+
+class DeviceReader {
+ public:
+  DeviceReader(const Array& array, const Selection& selection, const NDView& out)
+      : array_(array),
+        m_(array.metadata()),
+        plan_(m_.shape, m_.chunk_shape, selection),
+        region_(expand_to_region(out, plan_.selection())),
+        chain_(plan_chain(m_)),
+        spec_(m_.chunk_spec()),
+        itemsize_(static_cast<std::uint32_t>(m_.dtype.size())) {
+    const ByteView fill = m_.fill_value.bytes();
+    if (fill.size() != itemsize_) {
+      fail_invalid("the fill value has {} bytes, {} needs {}", fill.size(), m_.dtype.name(), itemsize_);
+    }
+    fill_.assign(fill.begin(), fill.end());
+    slot_bytes_ = align_up(chain_.chunk_bytes);
+    per_batch_ = std::clamp<std::uint64_t>(g_batch_budget.load() / slot_bytes_, 1, 16384);
+  }
+
+  ~DeviceReader() {
+    for (Slot& s : slots_) {
+      if (s.stream == nullptr) continue;
+      cudaStreamSynchronize(s.stream);  // nothing may still write into the caller's output
+      for (DeviceBuffer* b : {&s.input, &s.decoded, &s.scratch, &s.table_memory, &s.status, &s.partial}) {
+        b->release(s.stream);
+      }
+      cudaStreamSynchronize(s.stream);
+      cudaStreamDestroy(s.stream);
+      s.chunks.clear();  // drop buffers that point into the arenas before returning them
+      arena_pool().give(std::move(s.arena));
+      arena_pool().give(std::move(s.tables));
+    }
+    cudaGetLastError();
+  }
+
+  void run() {
+    const std::uint64_t tasks = plan_.num_tasks();
+    if (tasks == 0) return;
+    keep_freed_device_memory_pooled();
+    for (Slot& s : slots_) {
+      check_cuda(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "creating a CUDA stream");
+    }
+    std::uint64_t batch = 0;
+    for (std::uint64_t first = 0; first < tasks; first += per_batch_, ++batch) {
+      Slot& slot = slots_[batch % 2];
+      finish(slot);
+      prepare(slot, first, std::min(per_batch_, tasks - first));
+      launch(slot);
+    }
+    // The older batch first.
+    finish(slots_[batch % 2]);
+    finish(slots_[(batch + 1) % 2]);
+  }
+
+ private:
+  std::string context(const std::string& key) const {
+    return fmt::format("array '{}' in {}, chunk '{}'", display_path(array_.path()), array_.store()->describe(), key);
+  }
+
+  // Host phase: read the batch's chunks (in parallel) and parse their headers.
+  void prepare(Slot& slot, std::uint64_t first, std::uint64_t count) {
+    // Chunks rarely take more room encoded than decoded; start from what earlier batches
+    // needed, and grow when a batch overflowed.
+    const std::uint64_t estimate = std::min<std::uint64_t>(g_arena_hint.load(), count * slot_bytes_ + (1u << 20));
+    const std::uint64_t wanted_arena = std::max<std::uint64_t>({16u << 20, next_arena_size_, estimate});
+    if (!slot.arena || slot.arena->capacity() < wanted_arena) {
+      slot.chunks.clear();
+      arena_pool().give(std::move(slot.arena));
+      slot.arena = arena_pool().take(wanted_arena);
+    }
+    slot.arena->reset();
+    slot.chunks.assign(count, HostChunk{});
+    PinnedArena& arena = *slot.arena;
+    const BufferPrototype staging(arena);
+    Store& store = *array_.store();
+    const BufferPrototype host = BufferPrototype::host();
+
+    auto stage = [&](HostChunk& c, Buffer owner, ByteView bytes) {
+      if (!bytes.empty() && arena.contains(bytes.data())) {
+        c.staged = std::move(owner);
+        c.upload = bytes.data();
+      } else {
+        Buffer copy = Buffer::allocate(bytes.size(), arena);
+        if (!bytes.empty()) std::memcpy(copy.data(), bytes.data(), bytes.size());
+        c.upload = copy.data();
+        c.staged = std::move(copy);
+      }
+      c.upload_size = bytes.size();
+    };
+
+    shared_thread_pool().parallel_for(to_size(count), [&](std::size_t i) {
+      HostChunk& c = slot.chunks[i];
+      plan_.task(first + i, c.task);
+      c.key = m_.chunk_key(c.task.chunk_coords);
+      try {
+        auto encoded = store.get(join_key(array_.path(), c.key), staging);
+        if (!encoded) {
+          read_stats().chunks_missing.fetch_add(1);
+          return;
+        }
+        c.present = true;
+        c.original = *encoded;
+        if (chain_.cpu_whole_chain) {
+          const NDBuffer decoded = m_.codecs->decode(encoded->view(), spec_, host);
+          if (decoded.nbytes() != chain_.chunk_bytes || decoded.shape() != m_.chunk_shape) {
+            fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
+                           decoded.nbytes(), fmt::join(decoded.shape(), ", "), chain_.chunk_bytes,
+                           fmt::join(m_.chunk_shape, ", "));
+          }
+          stage(c, decoded.buffer(), decoded.buffer().view());
+          read_stats().chunks_decoded_on_cpu.fetch_add(1);
+          return;
+        }
+        Buffer owned = c.original;
+        ByteView current = owned.view();
+        for (const CpuStage& s : chain_.cpu_stages) {
+          Buffer decoded = s.codec->decode(current, s.output, chain_.ab_spec);
+          if (s.output.exact ? decoded.size() != s.output.bytes : decoded.size() > s.output.bytes) {
+            fail_data_loss("codec '{}' decoded {} bytes, expected {} {}", s.codec->name(), decoded.size(),
+                           s.output.exact ? "exactly" : "at most", s.output.bytes);
+          }
+          owned = std::move(decoded);
+          current = owned.view();
+        }
+        if (auto jobs = plan_chunk_jobs(chain_, current)) {
+          c.jobs = std::move(*jobs);
+          c.on_gpu = true;
+          stage(c, owned, current);
+          read_stats().chunks_decoded_on_gpu.fetch_add(1);
+        } else {
+          Buffer decoded = decode_gpu_stages_on_cpu(chain_, current);
+          c.jobs = ChunkJobs{};
+          stage(c, decoded, decoded.view());
+          read_stats().chunks_decoded_on_cpu.fetch_add(1);
+        }
+      } catch (const Error& e) {
+        rethrow_with_context(e, context(c.key));
+      } catch (const std::bad_alloc&) {
+        fail_resource("{}: out of memory", context(c.key));
+      }
+    });
+    next_arena_size_ = std::max<std::uint64_t>(next_arena_size_, arena.requested() + arena.requested() / 4);
+    std::uint64_t hint = g_arena_hint.load();
+    while (next_arena_size_ > hint && !g_arena_hint.compare_exchange_weak(hint, next_arena_size_)) {
+    }
+  }
+
+  // Device phase: lay the batch out, upload it and queue the kernels.
+  void launch(Slot& slot) {
+    PinnedArena& arena = *slot.arena;
+    const cudaStream_t stream = slot.stream;
+    const auto count = static_cast<std::uint32_t>(slot.chunks.size());
+
+    // Where each chunk's bytes and decoded slot go.
+    const std::uint64_t arena_bytes = align_up(arena.used());
+    std::uint64_t input_bytes = arena_bytes;
+    std::uint64_t slots_used = 0;
+    bool any_blocks = false;
+    for (HostChunk& c : slot.chunks) {
+      if (!c.present) continue;
+      if (c.upload_size > 0 && arena.contains(c.upload)) {
+        c.input_offset = static_cast<std::uint64_t>(c.upload - arena.base());
+      } else {
+        c.input_offset = input_bytes;
+        input_bytes += align_up(c.upload_size);
+      }
+      if (c.jobs.uses_slot) c.decoded_offset = slots_used++ * slot_bytes_;
+      any_blocks = any_blocks || !c.jobs.blocks.empty();
+    }
+    slot.input.ensure(input_bytes, stream, "allocating device memory for chunk bytes");
+    slot.decoded.ensure(slots_used * slot_bytes_, stream, "allocating device memory for decoded chunks");
+    if (any_blocks) slot.scratch.ensure(slots_used * slot_bytes_, stream, "allocating device scratch memory");
+    slot.status.ensure(std::size_t{count} * sizeof(std::int32_t), stream, "allocating device memory");
+
+    // The job tables, with offsets made absolute.
+    std::vector<StreamJob> streams;
+    std::vector<BlockJob> blocks;
+    std::vector<CrcJob> crcs;
+    std::vector<std::uint32_t> segment_jobs;
+    std::vector<CopyJob> copies;
+    const auto input_base = reinterpret_cast<std::uint64_t>(slot.input.ptr);
+    const auto decoded_base = reinterpret_cast<std::uint64_t>(slot.decoded.ptr);
+    const auto region_base = reinterpret_cast<std::uint64_t>(region_.data);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      HostChunk& c = slot.chunks[i];
+      if (!c.present) {
+        for_each_box(c.task, chain_.stored_strides, region_.byte_strides,
+                     [&](const std::vector<CopyDim>& dims, std::int64_t, std::int64_t dst_offset) {
+                       add_copy_jobs(copies, kNoSource, region_base + static_cast<std::uint64_t>(dst_offset), dims,
+                                     kNoChunk, itemsize_);
+                     });
+        continue;
+      }
+      for (CrcJob job : c.jobs.crcs) {
+        job.src += c.input_offset;
+        job.chunk = i;
+        job.first_segment = static_cast<std::uint32_t>(segment_jobs.size());
+        job.num_segments = static_cast<std::uint32_t>(ceil_div(job.size, kCrcSegmentBytes));
+        segment_jobs.insert(segment_jobs.end(), job.num_segments, static_cast<std::uint32_t>(crcs.size()));
+        crcs.push_back(job);
+      }
+      for (StreamJob job : c.jobs.streams) {
+        job.src += c.input_offset;
+        job.dst += c.decoded_offset;
+        job.chunk = i;
+        streams.push_back(job);
+      }
+      for (BlockJob job : c.jobs.blocks) {
+        job.offset += c.decoded_offset;
+        job.chunk = i;
+        blocks.push_back(job);
+      }
+      const std::uint64_t chunk_base = c.jobs.uses_slot ? decoded_base + c.decoded_offset
+                                                         : input_base + c.input_offset + c.jobs.passthrough_offset;
+      for_each_box(c.task, chain_.stored_strides, region_.byte_strides,
+                   [&](const std::vector<CopyDim>& dims, std::int64_t src_offset, std::int64_t dst_offset) {
+                     add_copy_jobs(copies, chunk_base + static_cast<std::uint64_t>(src_offset),
+                                   region_base + static_cast<std::uint64_t>(dst_offset), dims, i, itemsize_);
+                   });
+    }
+    if (segment_jobs.size() > std::numeric_limits<std::uint32_t>::max() ||
+        copies.size() > std::numeric_limits<std::uint32_t>::max() ||
+        streams.size() > std::numeric_limits<std::uint32_t>::max()) {
+      fail_resource("array '{}': a batch needs more GPU jobs than one launch takes", array_.path());
+    }
+    slot.partial.ensure(segment_jobs.size() * sizeof(std::uint32_t), stream, "allocating device memory");
+
+    std::vector<std::byte> tables;
+    const std::uint64_t at_streams = append_table(tables, streams);
+    const std::uint64_t at_blocks = append_table(tables, blocks);
+    const std::uint64_t at_crcs = append_table(tables, crcs);
+    const std::uint64_t at_segments = append_table(tables, segment_jobs);
+    const std::uint64_t at_copies = append_table(tables, copies);
+    const std::uint64_t at_fill = append_table(tables, fill_);
+    const std::uint64_t tables_bytes = align_up(tables.size());
+    const std::uint64_t pinned_bytes = tables_bytes + std::uint64_t{count} * sizeof(std::int32_t);
+    if (!slot.tables || slot.tables->capacity() < pinned_bytes) {
+      arena_pool().give(std::move(slot.tables));
+      slot.tables = arena_pool().take(std::max<std::uint64_t>(pinned_bytes + pinned_bytes / 2, 1u << 20));
+    }
+    std::memcpy(slot.tables->base(), tables.data(), tables.size());
+    slot.host_status = reinterpret_cast<const std::int32_t*>(slot.tables->base() + tables_bytes);
+    slot.table_memory.ensure(tables_bytes, stream, "allocating device memory for job tables");
+    const std::byte* t = slot.table_memory.ptr;
+
+    // Upload: the arena in one copy, anything that did not fit after it, then the tables.
+    const char* what = "copying a batch of chunks to the device";
+    if (arena.used() > 0) check_cuda(cudaMemcpyAsync(slot.input.ptr, arena.base(), arena.used(), cudaMemcpyHostToDevice, stream), what);
+    for (const HostChunk& c : slot.chunks) {
+      if (c.present && c.upload_size > 0 && !arena.contains(c.upload)) {
+        check_cuda(cudaMemcpyAsync(slot.input.ptr + c.input_offset, c.upload, c.upload_size, cudaMemcpyHostToDevice,
+                                   stream),
+                   what);
+      }
+    }
+    check_cuda(cudaMemcpyAsync(slot.table_memory.ptr, slot.tables->base(), tables_bytes, cudaMemcpyHostToDevice, stream),
+               what);
+    auto* status = reinterpret_cast<std::int32_t*>(slot.status.ptr);
+    check_cuda(cudaMemsetAsync(status, 0, std::size_t{count} * sizeof(std::int32_t), stream), what);
+
+    const auto* input = reinterpret_cast<const std::uint8_t*>(slot.input.ptr);
+    auto* decoded = reinterpret_cast<std::uint8_t*>(slot.decoded.ptr);
+    auto* scratch = reinterpret_cast<std::uint8_t*>(slot.scratch.ptr);
+    check_cuda(launch_crc32c(reinterpret_cast<const CrcJob*>(t + at_crcs), static_cast<std::uint32_t>(crcs.size()),
+                             reinterpret_cast<const std::uint32_t*>(t + at_segments),
+                             static_cast<std::uint32_t>(segment_jobs.size()), input,
+                             reinterpret_cast<std::uint32_t*>(slot.partial.ptr), status, stream),
+               "launching the crc32c kernels");
+    check_cuda(launch_decode_streams(reinterpret_cast<const StreamJob*>(t + at_streams),
+                                     static_cast<std::uint32_t>(streams.size()), input, decoded, scratch, status,
+                                     stream),
+               "launching the decode kernel");
+    check_cuda(launch_unshuffle_blocks(reinterpret_cast<const BlockJob*>(t + at_blocks),
+                                       static_cast<std::uint32_t>(blocks.size()), scratch, decoded, status, stream),
+               "launching the unshuffle kernel");
+    check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(t + at_copies),
+                                   static_cast<std::uint32_t>(copies.size()), itemsize_, chain_.swap_unit,
+                                   reinterpret_cast<const std::uint8_t*>(t + at_fill), status, stream),
+               "launching the scatter kernel");
+    check_cuda(cudaMemcpyAsync(const_cast<std::int32_t*>(slot.host_status), status,
+                               std::size_t{count} * sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream),
+               "reading chunk status from the device");
+    slot.in_flight = true;
+    read_stats().batches.fetch_add(1);
+  }
+
+  // Waits for a batch and deals with chunks the GPU refused: the CPU decodes them again, and
+  // either reports the error it finds (with the chunk key) or supplies the values.
+  void finish(Slot& slot) {
+    if (!slot.in_flight) return;
+    slot.in_flight = false;
+    check_cuda(cudaStreamSynchronize(slot.stream), "decoding chunks on the GPU");
+    for (std::size_t i = 0; i < slot.chunks.size(); ++i) {
+      if (slot.host_status[i] == kDecodeOk) continue;
+      recover(slot, slot.chunks[i], slot.host_status[i]);
+    }
+  }
+
+  void recover(Slot& slot, const HostChunk& c, std::int32_t code) {
+    NDBuffer decoded;
+    try {
+      decoded = m_.codecs->decode(c.original.view(), spec_, BufferPrototype::host());
+      if (decoded.nbytes() != chain_.chunk_bytes) {
+        fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", decoded.nbytes(), chain_.chunk_bytes);
+      }
+    } catch (const Error& e) {
+      rethrow_with_context(e, context(c.key));
+    }
+    (void)code;
+    read_stats().gpu_rejections_recovered.fetch_add(1);
+    // Place the CPU's values: they are in C order, native byte order.
+    DeviceBuffer values, table;
+    values.ensure(decoded.nbytes(), slot.stream, "allocating device memory");
+    std::vector<CopyJob> jobs;
+    for_each_box(c.task, NDView::c_strides(m_.chunk_shape, itemsize_), region_.byte_strides,
+                 [&](const std::vector<CopyDim>& dims, std::int64_t src_offset, std::int64_t dst_offset) {
+                   add_copy_jobs(jobs, reinterpret_cast<std::uint64_t>(values.ptr) + static_cast<std::uint64_t>(src_offset),
+                                 reinterpret_cast<std::uint64_t>(region_.data) + static_cast<std::uint64_t>(dst_offset),
+                                 dims, kNoChunk, itemsize_);
+                 });
+    table.ensure(jobs.size() * sizeof(CopyJob) + itemsize_, slot.stream, "allocating device memory");
+    const char* what = "placing a chunk decoded on the CPU";
+    check_cuda(cudaMemcpyAsync(values.ptr, decoded.data(), decoded.nbytes(), cudaMemcpyHostToDevice, slot.stream), what);
+    check_cuda(cudaMemcpyAsync(table.ptr, jobs.data(), jobs.size() * sizeof(CopyJob), cudaMemcpyHostToDevice, slot.stream),
+               what);
+    check_cuda(cudaMemcpyAsync(table.ptr + jobs.size() * sizeof(CopyJob), fill_.data(), itemsize_,
+                               cudaMemcpyHostToDevice, slot.stream),
+               what);
+    check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(table.ptr), static_cast<std::uint32_t>(jobs.size()),
+                                   itemsize_, 1, reinterpret_cast<const std::uint8_t*>(table.ptr + jobs.size() * sizeof(CopyJob)),
+                                   reinterpret_cast<const std::int32_t*>(slot.status.ptr), slot.stream),
+               what);
+    values.release(slot.stream);
+    table.release(slot.stream);
+    check_cuda(cudaStreamSynchronize(slot.stream), what);
+  }
+
+  const Array& array_;
+  const ArrayMetadata& m_;
+  const ChunkPlan plan_;
+  const NDView region_;
+  const ChainPlan chain_;
+  const ChunkSpec spec_;
+  const std::uint32_t itemsize_;
+  std::vector<std::byte> fill_;
+  std::uint64_t slot_bytes_ = 0;
+  std::uint64_t per_batch_ = 1;
+  std::uint64_t next_arena_size_ = 0;
+  Slot slots_[2];
+};
+
+}  // namespace
+
+void read_into_device(const Array& array, const Selection& selection, const NDView& out) {
+  const ArrayMetadata& m = array.metadata();
+  const std::string where = fmt::format("array '{}' in {}", display_path(array.path()), array.store()->describe());
+  if (out.kind != MemoryKind::kDevice) {
+    fail_invalid("{}: read_into_device needs a device view, got {} memory", where, memory_kind_name(out.kind));
+  }
+  require_device("reading into device memory");
+  if (m.dtype.is_variable_length() || m.dtype.size() == 0) {
+    fail_unsupported("{}: reading the variable-length type {} into device memory is not supported", where,
+                     m.dtype.name());
+  }
+  try {
+    DeviceReader reader(array, selection, out);
+    reader.run();
+  } catch (const Error& e) {
+    // Chunk errors already name the array and the key; others get the array here.
+    if (std::string_view(e.what()).find(where) == std::string_view::npos) rethrow_with_context(e, where);
+    throw;
+  }
+}
+
+}  // namespace zarrkit::gpu

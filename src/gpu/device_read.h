@@ -1,0 +1,36 @@
+// Reading Zarr chunks into device memory: the GPU batch reader behind Array::read_into.
+//
+// A request is split into batches of chunks (bounded by a decoded-bytes budget). For each
+// batch, the shared thread pool reads the chunk values straight into a pinned staging
+// arena and runs any CPU-only codecs; the host then parses the headers into job tables,
+// and the whole batch goes to the device in one copy and is decoded by a few kernel
+// launches (checksums, streams, unshuffles, then the scatter into the output). Two batches
+// are in flight: the CPU prepares one while the GPU works on the other.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "zarrkit/array.h"
+
+namespace zarrkit::gpu {
+
+// Reads `selection` of `array` into `out` (device memory, any strides, the array's dtype).
+void read_into_device(const Array& array, const Selection& selection, const NDView& out);
+
+// Counters over the life of the process (for tests and benchmarks).
+struct ReadStats {
+  std::atomic<std::uint64_t> chunks_decoded_on_gpu{0};
+  std::atomic<std::uint64_t> chunks_decoded_on_cpu{0};  // CPU-only codecs or headers
+  std::atomic<std::uint64_t> chunks_missing{0};
+  // Chunks the GPU rejected but the CPU then decoded (should stay 0: a GPU decoder that
+  // refuses valid data is a bug; the read still returns the right values).
+  std::atomic<std::uint64_t> gpu_rejections_recovered{0};
+  std::atomic<std::uint64_t> batches{0};
+};
+ReadStats& read_stats();
+
+// Tuning: the decoded bytes one batch may hold (default 512 MiB).
+void set_batch_budget(std::uint64_t bytes);
+
+}  // namespace zarrkit::gpu

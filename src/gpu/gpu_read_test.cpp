@@ -1,0 +1,393 @@
+// Reads into device memory compared with reads into host memory, over a generated matrix
+// (data types x codec chains x ragged chunk grids x selections), v2 arrays, missing and
+// corrupt chunks, and the interop corpus. Tests that need a GPU skip without one; the
+// typed errors of a machine without one are checked there.
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "engine/selection_testing.h"
+#include "gpu/chunk_plan.h"
+#include "gpu/device_read.h"
+#include "zarrkit/array.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
+#include "zarrkit/gpu.h"
+#include "zarrkit/stores/local_store.h"
+#include "zarrkit/stores/memory_store.h"
+
+namespace zarrkit {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+#define REQUIRE_GPU()                                                            \
+  do {                                                                           \
+    if (!gpu_available()) GTEST_SKIP() << "no CUDA device: " << gpu_unavailable_reason(); \
+    install_gpu_support();                                                       \
+  } while (0)
+
+// ---- Without a GPU: typed errors, everything else works -----------------------------------
+
+TEST(GpuWithoutDevice, AskingForDeviceMemoryIsATypedError) {
+  if (gpu_available()) GTEST_SKIP() << "a CUDA device is present: this test is for machines without one";
+  install_gpu_support();  // works without a device
+  EXPECT_FALSE(gpu_unavailable_reason().empty());
+  EXPECT_THROW(enable_gpu(), UnsupportedError);
+  EXPECT_EQ(global_config().memory, MemoryKind::kHost);
+  EXPECT_THROW(ScopedGpu(), UnsupportedError);
+  EXPECT_THROW(device_allocator().allocate(16), UnsupportedError);
+  EXPECT_THROW(pinned_host_allocator().allocate(16), UnsupportedError);
+  try {
+    device_allocator().allocate(16);
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+  }
+  // A read that asks for device memory fails cleanly; host reads still work.
+  auto store = MemoryStore::create();
+  ArraySpec spec;
+  spec.shape = {10};
+  spec.chunks = {4};
+  spec.dtype = DataType::int_(32);
+  Array array = Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
+  {
+    ScopedConfig device([](Config& c) { c.memory = MemoryKind::kDevice; });
+    EXPECT_THROW(array.read(), UnsupportedError);
+  }
+  EXPECT_EQ(array.read().nbytes(), 40u);
+}
+
+// ---- The generated matrix ---------------------------------------------------------------
+
+struct ChainCase {
+  std::string name;
+  json codecs;  // v3 codecs list; "{T}" in a blosc typesize is replaced by the item size
+};
+
+json blosc(const std::string& cname, const std::string& shuffle, std::size_t typesize) {
+  return {{"name", "blosc"},
+          {"configuration", {{"cname", cname}, {"clevel", 5}, {"shuffle", shuffle}, {"typesize", typesize}, {"blocksize", 0}}}};
+}
+
+std::vector<ChainCase> chains(std::size_t itemsize, std::size_t ndim) {
+  json reversed = json::array();
+  for (std::size_t i = ndim; i-- > 0;) reversed.push_back(i);
+  const json little = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+  const json big = {{"name", "bytes"}, {"configuration", {{"endian", "big"}}}};
+  const json transpose = {{"name", "transpose"}, {"configuration", {{"order", reversed}}}};
+  const json lz4 = {{"name", "numcodecs.lz4"}, {"configuration", {{"acceleration", 1}}}};
+  const json crc = {{"name", "crc32c"}};
+  const json crc_first = {{"name", "numcodecs.crc32c"}, {"configuration", {{"location", "start"}}}};
+  const json zstd = {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}};
+  const json gzip = {{"name", "gzip"}, {"configuration", {{"level", 1}}}};
+  return {
+      {"bytes", json::array({little})},
+      {"bytes-big", json::array({big})},
+      {"transpose", json::array({transpose, little})},
+      {"blosc-lz4-shuffle", json::array({little, blosc("lz4", "shuffle", itemsize)})},
+      {"blosc-lz4-bitshuffle", json::array({little, blosc("lz4", "bitshuffle", itemsize)})},
+      {"blosc-blosclz", json::array({little, blosc("blosclz", "noshuffle", itemsize)})},
+      {"blosc-blosclz-shuffle", json::array({big, blosc("blosclz", "shuffle", itemsize)})},
+      {"blosc-zstd", json::array({little, blosc("zstd", "shuffle", itemsize)})},
+      {"lz4", json::array({little, lz4})},
+      {"crc32c", json::array({little, crc})},
+      {"blosc-crc32c", json::array({little, blosc("lz4", "shuffle", itemsize), crc})},
+      {"big-crc32c-first", json::array({big, crc_first})},
+      {"zstd", json::array({little, zstd})},
+      {"gzip-crc32c", json::array({little, gzip, crc})},
+      {"transpose-big-blosc-crc", json::array({transpose, big, blosc("lz4", "bitshuffle", itemsize), crc})},
+      {"sharding",
+       json::array({{{"name", "sharding_indexed"},
+                     {"configuration",
+                      {{"chunk_shape", json::array()},  // filled in by the caller
+                       {"codecs", json::array({little, blosc("lz4", "shuffle", itemsize)})},
+                       {"index_codecs", json::array({little, crc})}}}}})},
+  };
+}
+
+struct Geometry {
+  Shape shape;
+  Shape chunks;
+};
+
+// Values that compress (a smooth part) but are not trivial (noise in the low bits).
+std::vector<std::byte> make_values(std::uint64_t bytes, std::size_t itemsize, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> out(bytes);
+  for (std::uint64_t i = 0; i < bytes; ++i) {
+    const std::uint64_t element = i / itemsize;
+    const std::uint64_t byte = i % itemsize;
+    const std::uint64_t smooth = (element / 7) >> (byte * 2);
+    out[i] = static_cast<std::byte>(byte == 0 ? (smooth + rng() % 4) : smooth);
+  }
+  return out;
+}
+
+NDView host_view(std::vector<std::byte>& data, const Shape& shape, const DataType& dtype) {
+  return {data.data(), shape, NDView::c_strides(shape, dtype.size()), dtype, MemoryKind::kHost};
+}
+
+// Reads `selection` on the CPU and on the GPU and compares the bytes.
+void expect_same_read(const Array& array, const Selection& selection, const std::string& what) {
+  NDBuffer cpu = array.read(selection);
+  NDBuffer gpu;
+  {
+    ScopedGpu device;
+    gpu = array.read(selection);
+  }
+  ASSERT_EQ(gpu.kind(), MemoryKind::kDevice) << what;
+  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
+  const Buffer back = to_host(gpu.buffer());
+  ASSERT_EQ(back.size(), cpu.nbytes()) << what;
+  if (back.size() > 0) {
+    ASSERT_EQ(std::memcmp(back.data(), cpu.data(), back.size()), 0)
+        << what << ": the GPU read differs from the CPU read";
+  }
+}
+
+TEST(GpuRead, MatrixMatchesCpu) {
+  REQUIRE_GPU();
+  const std::uint64_t recovered_before = gpu::read_stats().gpu_rejections_recovered.load();
+  const std::uint64_t gpu_chunks_before = gpu::read_stats().chunks_decoded_on_gpu.load();
+  // ZARRKIT_GPU_TEST_QUICK (for the sanitizer runs) keeps a third of the matrix.
+  const bool quick = std::getenv("ZARRKIT_GPU_TEST_QUICK") != nullptr;
+  std::vector<DataType> dtypes = {DataType::uint_(8), DataType::int_(16), DataType::float_(32),
+                                  DataType::float_(64), DataType::complex_(64), DataType::boolean()};
+  std::vector<Geometry> geometries = {
+      {{37, 53}, {16, 8}}, {{9, 10, 11}, {4, 5, 3}}, {{1000}, {128}}, {{64, 64}, {32, 32}}};
+  if (quick) {
+    dtypes = {DataType::uint_(8), DataType::float_(32), DataType::complex_(64)};
+    geometries.resize(2);
+  }
+  std::mt19937_64 rng(2024);
+  int arrays = 0;
+  for (const DataType& dtype : dtypes) {
+    for (const Geometry& g : geometries) {
+      for (ChainCase chain : chains(dtype.size(), g.shape.size())) {
+        if (chain.name == "sharding") {
+          Shape inner = g.chunks;
+          for (auto& d : inner) d = d % 2 == 0 ? d / 2 : d;
+          chain.codecs[0]["configuration"]["chunk_shape"] = inner;
+        }
+        const std::string what = fmt::format("{} {} shape {} chunks {}", dtype.name(), chain.name,
+                                             json(g.shape).dump(), json(g.chunks).dump());
+        auto store = MemoryStore::create();
+        ArraySpec spec;
+        spec.shape = g.shape;
+        spec.chunks = g.chunks;
+        spec.dtype = dtype;
+        spec.codecs = chain.codecs;
+        spec.fill_value = dtype.kind() == DataTypeKind::kBool      ? json(true)
+                          : dtype.kind() == DataTypeKind::kComplex ? json::array({3, -1})
+                                                                   : json(3);
+        Array array = Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
+        auto values = make_values(checked_nbytes(g.shape, dtype), dtype.size(), rng());
+        if (dtype.kind() == DataTypeKind::kBool) {
+          for (auto& b : values) b = static_cast<std::byte>(static_cast<unsigned>(b) & 1u);
+        }
+        // Leave a corner unwritten so that some chunks are missing (fill value).
+        Selection written;
+        for (auto d : g.shape) written.push_back(Slice{0, static_cast<std::int64_t>(d - d / 3), 1});
+        Shape written_shape = array.selection_shape(written);
+        std::vector<std::byte> part(checked_nbytes(written_shape, dtype));
+        std::memcpy(part.data(), values.data(), part.size());
+        array.write(written, host_view(part, written_shape, dtype));
+        ++arrays;
+        SCOPED_TRACE(what);
+        expect_same_read(array, {}, what + " full");
+        for (int k = 0; k < (quick ? 1 : 4); ++k) {
+          const Selection sel = testing::random_selection(rng, g.shape);
+          expect_same_read(array, sel, what + " [" + testing::describe_selection(sel) + "]");
+        }
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+  EXPECT_GT(arrays, quick ? 80 : 300);
+  EXPECT_GT(gpu::read_stats().chunks_decoded_on_gpu.load(), gpu_chunks_before);
+  EXPECT_EQ(gpu::read_stats().gpu_rejections_recovered.load(), recovered_before)
+      << "the GPU refused chunks the CPU decodes";
+}
+
+// Many chunks in several batches (a small batch budget), into a strided device view.
+TEST(GpuRead, ManyBatchesIntoAStridedView) {
+  REQUIRE_GPU();
+  auto store = MemoryStore::create();
+  ArraySpec spec;
+  spec.shape = {300, 200};
+  spec.chunks = {7, 9};
+  spec.dtype = DataType::float_(32);
+  spec.codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                             blosc("lz4", "bitshuffle", 4), {{"name", "crc32c"}}});
+  Array array = Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
+  auto values = make_values(300 * 200 * 4, 4, 1);
+  array.write({}, host_view(values, spec.shape, spec.dtype));
+  gpu::set_batch_budget(7 * 9 * 4 * 50);  // 50 chunks a batch
+  // Every second column of a device array twice as wide.
+  Buffer wide = Buffer::allocate(300 * 400 * 4, device_allocator());
+  NDView out{wide.data(), {300, 200}, {400 * 4, 8}, spec.dtype, MemoryKind::kDevice};
+  const std::uint64_t batches_before = gpu::read_stats().batches.load();
+  array.read_into({}, out);
+  gpu::set_batch_budget(512u << 20);
+  EXPECT_GT(gpu::read_stats().batches.load() - batches_before, 10u);
+  const Buffer back = to_host(wide);
+  for (std::size_t r = 0; r < 300; ++r) {
+    for (std::size_t c = 0; c < 200; ++c) {
+      ASSERT_EQ(std::memcmp(back.data() + r * 1600 + c * 8, values.data() + (r * 200 + c) * 4, 4), 0)
+          << r << "," << c;
+    }
+  }
+}
+
+TEST(GpuRead, V2BigEndianFortranOrderBlosc) {
+  REQUIRE_GPU();
+  auto store = MemoryStore::create();
+  ArraySpec spec;
+  spec.zarr_format = 2;
+  spec.shape = {33, 17, 5};
+  spec.chunks = {8, 8, 2};
+  spec.dtype = DataType::int_(32).with_storage_endian(Endian::kBig);
+  spec.v2_order = 'F';
+  spec.v2_compressor = json{{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 2}, {"blocksize", 0}};
+  Array array = Array::create(store, "v2", make_array_metadata(spec, CodecRegistry::builtin()));
+  auto values = make_values(33 * 17 * 5 * 4, 4, 9);
+  array.write({}, host_view(values, spec.shape, array.dtype()));
+  const gpu::ChainPlan plan = gpu::plan_chain(array.metadata());
+  EXPECT_FALSE(plan.cpu_whole_chain);
+  EXPECT_EQ(plan.swap_unit, 4u);
+  std::mt19937_64 rng(5);
+  expect_same_read(array, {}, "v2 full");
+  for (int k = 0; k < 20; ++k) {
+    const Selection sel = testing::random_selection(rng, spec.shape);
+    expect_same_read(array, sel, "v2 [" + testing::describe_selection(sel) + "]");
+  }
+}
+
+// A corrupt chunk is reported with its key, as a DataLossError, like the CPU does.
+TEST(GpuRead, CorruptChunkIsReportedWithItsKey) {
+  REQUIRE_GPU();
+  for (const char* codec : {"blosc", "lz4", "crc32c"}) {
+    auto store = MemoryStore::create();
+    ArraySpec spec;
+    spec.shape = {64, 64};
+    spec.chunks = {16, 16};
+    spec.dtype = DataType::uint_(16);
+    const json little = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+    if (std::string(codec) == "blosc") spec.codecs = json::array({little, blosc("lz4", "shuffle", 2)});
+    if (std::string(codec) == "lz4") spec.codecs = json::array({little, {{"name", "numcodecs.lz4"}}});
+    if (std::string(codec) == "crc32c") spec.codecs = json::array({little, {{"name", "crc32c"}}});
+    Array array = Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
+    auto values = make_values(64 * 64 * 2, 2, 3);
+    array.write({}, host_view(values, spec.shape, spec.dtype));
+    // Flip bytes in the middle of chunk c/2/1 (headers stay valid: the device finds it).
+    auto bytes = store->get("a/c/2/1");
+    ASSERT_TRUE(bytes.has_value());
+    std::vector<std::byte> broken(bytes->view().begin(), bytes->view().end());
+    for (std::size_t i = broken.size() / 2; i < broken.size() / 2 + 8 && i < broken.size(); ++i) {
+      broken[i] = static_cast<std::byte>(static_cast<unsigned>(broken[i]) ^ 0x5Au);
+    }
+    store->set("a/c/2/1", {broken.data(), broken.size()});
+    std::string cpu_message;
+    try {
+      array.read();
+    } catch (const DataLossError& e) {
+      cpu_message = e.what();
+    } catch (const Error&) {
+    }
+    if (cpu_message.empty()) continue;  // the flip happened to decode: nothing to compare
+    ScopedGpu device;
+    try {
+      array.read();
+      ADD_FAILURE() << codec << ": the GPU read of a corrupt chunk succeeded";
+    } catch (const DataLossError& e) {
+      EXPECT_NE(std::string(e.what()).find("c/2/1"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()), cpu_message);
+    }
+  }
+}
+
+TEST(GpuMemory, KindsAndSwitches) {
+  REQUIRE_GPU();
+  Buffer pinned = Buffer::allocate(1000, pinned_host_allocator());
+  EXPECT_EQ(pinned.kind(), MemoryKind::kPinnedHost);
+  std::memset(pinned.data(), 7, 1000);  // host-accessible
+  Buffer device = to_device(pinned.view());
+  EXPECT_EQ(device.kind(), MemoryKind::kDevice);
+  EXPECT_THROW(device.view(), InvalidArgumentError);
+  const Buffer back = to_host(device);
+  EXPECT_EQ(std::memcmp(back.data(), pinned.data(), 1000), 0);
+
+  auto store = MemoryStore::create();
+  ArraySpec spec;
+  spec.shape = {100};
+  spec.chunks = {30};
+  spec.dtype = DataType::int_(64);
+  Array array = Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
+  EXPECT_EQ(array.read().kind(), MemoryKind::kHost);
+  {
+    ScopedGpu scoped;
+    EXPECT_EQ(array.read().kind(), MemoryKind::kDevice);
+  }
+  EXPECT_EQ(array.read().kind(), MemoryKind::kHost);
+  enable_gpu();
+  EXPECT_EQ(array.read().kind(), MemoryKind::kDevice);
+  {
+    ScopedConfig host([](Config& c) { c.memory = MemoryKind::kPinnedHost; });
+    EXPECT_EQ(array.read().kind(), MemoryKind::kPinnedHost);  // the CPU path fills pinned memory
+  }
+  disable_gpu();
+  EXPECT_EQ(array.read().kind(), MemoryKind::kHost);
+}
+
+// ---- The interop corpus ---------------------------------------------------------------------
+
+fs::path corpus_root() {
+  if (const char* dir = std::getenv("ZARRKIT_CORPUS_DIR")) return dir;
+  return fs::path(ZARRKIT_SOURCE_DIR) / ".." / "shared" / "corpus";
+}
+
+TEST(GpuRead, CorpusMatchesCpu) {
+  REQUIRE_GPU();
+  if (!fs::is_directory(corpus_root())) GTEST_SKIP() << "no corpus at " << corpus_root();
+  int compared = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(corpus_root())) {
+    const std::string name = entry.path().filename().string();
+    if (name != "zarr.json" && name != ".zarray") continue;
+    const fs::path dir = entry.path().parent_path();
+    std::shared_ptr<Store> store;
+    std::optional<Array> array;
+    NDBuffer cpu;
+    try {
+      LocalStoreOptions options;
+      options.read_only = true;
+      options.create = false;
+      store = LocalStore::open(dir, options);
+      array = Array::open(store);
+      cpu = array->read();
+    } catch (const Error&) {
+      continue;  // a group, or something the CPU path does not read either
+    }
+    const std::string what = dir.string();
+    NDBuffer gpu;
+    try {
+      ScopedGpu device;
+      gpu = array->read();
+    } catch (const Error& e) {
+      ADD_FAILURE() << what << ": the CPU reads it, the GPU read failed: " << e.what();
+      continue;
+    }
+    const Buffer back = to_host(gpu.buffer());
+    ASSERT_EQ(back.size(), cpu.nbytes()) << what;
+    EXPECT_TRUE(back.size() == 0 || std::memcmp(back.data(), cpu.data(), back.size()) == 0) << what;
+    ++compared;
+  }
+  EXPECT_GT(compared, 20);
+  std::cout << "corpus arrays compared: " << compared << "\n";
+}
+
+}  // namespace
+}  // namespace zarrkit
