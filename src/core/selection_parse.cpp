@@ -1,13 +1,15 @@
 // parse_selection / format_selection: NumPy index syntax as text, for the CLI and tests.
 // Grammar, per comma-separated entry (whitespace allowed around every token):
-//   entry   := integer | slice | "..."
+//   entry   := integer | slice | "..." | list
 //   slice   := [integer] ":" [integer] [":" [integer]]
+//   list    := "[" [item ("," item)* [","]] "]"   items all integers, or all True/False
 //   integer := ["+" | "-"] digits        (must fit int64)
 // An empty expression selects everything. One trailing comma is allowed ("3," as in NumPy).
+// Lists do not nest.
 #include <charconv>
 #include <string>
 
-#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "zarrkit/error.h"
 #include "zarrkit/selection.h"
@@ -41,10 +43,41 @@ std::optional<std::int64_t> parse_bound(std::string_view expression, std::string
   return v;
 }
 
+// "[1, 5, 9]" or "[True, False]": the list's items, comma-separated, one trailing comma allowed.
+AxisSelector parse_list(std::string_view expression, std::string_view entry) {
+  if (entry.back() != ']') bad_entry(expression, entry, "has text after the list's ']'");
+  std::string_view rest = entry.substr(1, entry.size() - 2);
+  std::vector<std::string_view> items;
+  while (!trim(rest).empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = trim(rest.substr(0, comma));
+    if (item.empty()) bad_entry(expression, entry, "has an empty list item");
+    items.push_back(item);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  const bool booleans = !items.empty() && (items.front() == "True" || items.front() == "False");
+  if (booleans) {
+    BoolArray mask;
+    for (const auto item : items) {
+      if (item != "True" && item != "False") bad_entry(expression, entry, "mixes booleans with other items");
+      mask.mask.push_back(item == "True" ? 1 : 0);
+    }
+    return mask;
+  }
+  IndexArray list;
+  for (const auto item : items) {
+    if (item == "True" || item == "False") bad_entry(expression, entry, "mixes booleans with integers");
+    list.indices.push_back(*parse_bound(expression, entry, item));
+  }
+  return list;
+}
+
 AxisSelector parse_entry(std::string_view expression, std::string_view raw) {
   const std::string_view entry = trim(raw);
   if (entry.empty()) bad_entry(expression, entry, "is empty");
   if (entry == "...") return Ellipsis{};
+  if (entry.front() == '[') return parse_list(expression, entry);
   const auto first_colon = entry.find(':');
   if (first_colon == std::string_view::npos) return *parse_bound(expression, entry, entry);
   Slice slice;
@@ -65,6 +98,25 @@ AxisSelector parse_entry(std::string_view expression, std::string_view raw) {
   return slice;
 }
 
+// The position of the first ',' outside brackets, or npos. Brackets must pair up and not nest.
+std::size_t entry_end(std::string_view expression, std::string_view rest) {
+  bool in_list = false;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    const char c = rest[i];
+    if (c == '[') {
+      if (in_list) fail_invalid("invalid selection \"{}\": lists cannot be nested", expression);
+      in_list = true;
+    } else if (c == ']') {
+      if (!in_list) fail_invalid("invalid selection \"{}\": ']' without '['", expression);
+      in_list = false;
+    } else if (c == ',' && !in_list) {
+      return i;
+    }
+  }
+  if (in_list) fail_invalid("invalid selection \"{}\": '[' without ']'", expression);
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 Selection parse_selection(std::string_view expression) {
@@ -73,7 +125,7 @@ Selection parse_selection(std::string_view expression) {
   std::string_view rest = expression;
   bool seen_ellipsis = false;
   while (true) {
-    const auto comma = rest.find(',');
+    const auto comma = entry_end(expression, rest);
     const std::string_view entry = rest.substr(0, comma);
     const bool last = comma == std::string_view::npos;
     // A trailing comma after at least one entry is allowed: "3," is (3,).
@@ -99,6 +151,15 @@ std::string format_selection(const Selection& selection) {
       out += std::to_string(*index);
     } else if (std::holds_alternative<Ellipsis>(s)) {
       out += "...";
+    } else if (const auto* list = std::get_if<IndexArray>(&s)) {
+      out += fmt::format("[{}]", fmt::join(list->indices, ", "));
+    } else if (const auto* mask = std::get_if<BoolArray>(&s)) {
+      out += '[';
+      for (std::size_t k = 0; k < mask->mask.size(); ++k) {
+        if (k > 0) out += ", ";
+        out += mask->mask[k] != 0 ? "True" : "False";
+      }
+      out += ']';
     } else {
       const auto& slice = std::get<Slice>(s);
       if (slice.start) out += std::to_string(*slice.start);

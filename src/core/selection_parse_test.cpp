@@ -32,7 +32,30 @@ TEST(ParseSelection, NumPySyntax) {
 
 TEST(ParseSelection, RefusesAnythingElseNamingTheText) {
   for (const char* bad : {",", "1,,2", ",1", "1, ,", "a", "1.5", "1e3", "::0", "1:2:3:4", "...,...", "..", "....",
-                          "[1]", "1 2", "- 1", "+-1", "--1", "9223372036854775808", "1:x", "0x10", "1;2", "(1,2)"}) {
+                          "1 2", "- 1", "+-1", "--1", "9223372036854775808", "1:x", "0x10", "1;2", "(1,2)"}) {
+    try {
+      parse_selection(bad);
+      ADD_FAILURE() << "'" << bad << "' parsed";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ParseSelection, IntegerAndBooleanLists) {
+  EXPECT_EQ(parse_selection("[1,5,9],:,::-1"),
+            (Selection{IndexArray{{1, 5, 9}}, Slice::all(), slice(std::nullopt, std::nullopt, -1)}));
+  EXPECT_EQ(parse_selection(" [ -1 , +2 ,] , ..."), (Selection{IndexArray{{-1, 2}}, Ellipsis{}}));
+  EXPECT_EQ(parse_selection("[]"), (Selection{IndexArray{}}));
+  EXPECT_EQ(parse_selection("[ ]"), (Selection{IndexArray{}}));
+  EXPECT_EQ(parse_selection("[7]"), (Selection{IndexArray{{7}}}));
+  EXPECT_EQ(parse_selection("[True, False,True]"), (Selection{BoolArray{{1, 0, 1}}}));
+  EXPECT_EQ(parse_selection("2, [3, 3, 0]"), (Selection{std::int64_t{2}, IndexArray{{3, 3, 0}}}));
+}
+
+TEST(ParseSelection, RefusesBadListsNamingTheText) {
+  for (const char* bad : {"[1", "1]", "[1,,2]", "[,]", "[1, True]", "[True, 1]", "[[1]]", "[1][2]", "[1] 2",
+                          "[1.5]", "[a]", "[true]", "[1:2]", "[...]", "[9223372036854775808]"}) {
     try {
       parse_selection(bad);
       ADD_FAILURE() << "'" << bad << "' parsed";
@@ -48,6 +71,9 @@ TEST(FormatSelection, RoundTrips) {
   EXPECT_EQ(format_selection(s), "-3, :, 1:, :4, 2:8:3, ::-1, ...");
   EXPECT_EQ(parse_selection(format_selection(s)), s);
   EXPECT_EQ(format_selection({}), "");
+  const Selection lists{IndexArray{{1, -5, 9}}, BoolArray{{1, 0}}, IndexArray{}};
+  EXPECT_EQ(format_selection(lists), "[1, -5, 9], [True, False], []");
+  EXPECT_EQ(parse_selection(format_selection(lists)), lists);
 }
 
 }  // namespace

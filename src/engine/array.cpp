@@ -15,47 +15,15 @@
 #include "engine/device_read_hook.h"
 #include "engine/indexer.h"
 #include "engine/node_io.h"
+#include "engine/shard_io.h"
 #include "engine/strided_copy.h"
+#include "engine/task_copy.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"
 
 namespace zarrkit {
 namespace {
-
-// Per-task geometry: the element counts of the selected block, and where it starts in the
-// chunk and in the caller's region, with the strides to walk each.
-struct TaskGeometry {
-  std::vector<std::uint64_t> counts;
-  std::vector<std::int64_t> chunk_strides;  // chunk strides times the selection step
-  std::int64_t chunk_offset = 0;            // bytes from the chunk's start
-  std::int64_t region_offset = 0;           // bytes from the region's origin
-};
-
-void compute_geometry(const ChunkTask& task, const std::vector<std::int64_t>& chunk_c_strides,
-                      const std::vector<std::int64_t>& region_strides, TaskGeometry& g) {
-  const std::size_t ndim = task.chunk_coords.size();
-  g.counts.resize(ndim);
-  g.chunk_strides.resize(ndim);
-  g.chunk_offset = 0;
-  g.region_offset = 0;
-  for (std::size_t a = 0; a < ndim; ++a) {
-    const ChunkAxisSelection& cs = task.chunk_selection[a];
-    g.counts[a] = cs.count;
-    g.chunk_strides[a] = chunk_c_strides[a] * static_cast<std::int64_t>(cs.step);
-    g.chunk_offset += chunk_c_strides[a] * static_cast<std::int64_t>(cs.start);
-    g.region_offset += region_strides[a] * static_cast<std::int64_t>(task.output_selection[a].start);
-  }
-}
-
-// True if the caller's block of this task is laid out exactly like a whole C-order chunk.
-bool region_matches_chunk_layout(const TaskGeometry& g, const std::vector<std::int64_t>& region_strides,
-                                 const std::vector<std::int64_t>& chunk_c_strides) {
-  for (std::size_t a = 0; a < g.counts.size(); ++a) {
-    if (g.counts[a] != 1 && region_strides[a] != chunk_c_strides[a]) return false;
-  }
-  return true;
-}
 
 void require_host(const NDView& view, const char* what) {
   if (!is_host_accessible(view.kind)) {
@@ -224,22 +192,21 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
                  m.dtype.name(), itemsize);
   }
   const BufferPrototype host = BufferPrototype::host();
+  const auto sharded = ShardIo::for_array(m);  // null unless sharding_indexed: see shard_io.h
 
   auto run = [&](std::size_t index) {
     ChunkTask task;
     plan.task(index, task);
     const std::string key = m.chunk_key(task.chunk_coords);
     try {
-      TaskGeometry g;
-      compute_geometry(task, chunk_c_strides, region.byte_strides, g);
-      std::byte* dst = region.data + g.region_offset;
+      if (sharded) return sharded->read(*store_, join_key(path_, key), task, region);
       const auto encoded = store_->get(join_key(path_, key), host);
       if (!encoded) {
-        fill_strided(g.counts, dst, region.byte_strides, fill);
+        fill_task_region(task, region.data, region.byte_strides, fill);
         return;
       }
       // Decode-into-output would go here: when task.is_entire_chunk and the region block
-      // is laid out like the chunk, the codec chain could write straight into `dst` (and a
+      // is laid out like the chunk, the codec chain could write straight into the region (and a
       // device prototype would decode on the GPU). Today the chain returns its own buffer.
       const NDBuffer chunk = m.codecs->decode(encoded->view(), spec, host);
       if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
@@ -247,12 +214,12 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
                        chunk.nbytes(), fmt::join(chunk.shape(), ", "), chunk_bytes,
                        fmt::join(m.chunk_shape, ", "));
       }
-      if (task.is_entire_chunk && region_matches_chunk_layout(g, region.byte_strides, chunk_c_strides)) {
-        std::memcpy(dst, chunk.data(), chunk.nbytes());  // the whole chunk in one piece
+      if (task.is_entire_chunk && region_matches_chunk_layout(task, region.byte_strides, chunk_c_strides)) {
+        // The whole chunk in one piece.
+        std::memcpy(region.data + task_region_offset(task, region.byte_strides), chunk.data(), chunk.nbytes());
         return;
       }
-      copy_strided(g.counts, dst, region.byte_strides, chunk.data() + g.chunk_offset, g.chunk_strides,
-                   itemsize);
+      copy_chunk_to_region(task, chunk.data(), chunk_c_strides, region.data, region.byte_strides, itemsize);
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(path_),
                                           store_->describe(), key));
@@ -285,6 +252,7 @@ void Array::write(const Selection& selection, const NDView& data) {
   // Settings are per thread (ScopedConfig): read them here, not inside the pool's workers.
   const bool write_empty_chunks = current_config().write_empty_chunks;
   const BufferPrototype host = BufferPrototype::host();
+  const auto sharded = ShardIo::for_array(m);  // null unless sharding_indexed: see shard_io.h
 
   auto run = [&](std::size_t index) {
     ChunkTask task;
@@ -292,11 +260,10 @@ void Array::write(const Selection& selection, const NDView& data) {
     const std::string key = m.chunk_key(task.chunk_coords);
     const std::string store_key = join_key(path_, key);
     try {
-      TaskGeometry g;
-      compute_geometry(task, chunk_c_strides, input.byte_strides, g);
-      const std::byte* src = input.data + g.region_offset;
+      if (sharded) return sharded->write(*store_, store_key, task, input);
       NDBuffer chunk;
-      if (task.is_entire_chunk && region_matches_chunk_layout(g, input.byte_strides, chunk_c_strides)) {
+      if (task.is_entire_chunk && region_matches_chunk_layout(task, input.byte_strides, chunk_c_strides)) {
+        const std::byte* src = input.data + task_region_offset(task, input.byte_strides);
         // The caller's block already is the chunk: encode it in place, without a copy.
         chunk = NDBuffer(Buffer::wrap(nullptr, const_cast<std::byte*>(src), to_size(chunk_bytes)),
                          m.chunk_shape, m.dtype);
@@ -316,8 +283,7 @@ void Array::write(const Selection& selection, const NDView& data) {
         } else {
           chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
         }
-        copy_strided(g.counts, chunk.data() + g.chunk_offset, g.chunk_strides, src, input.byte_strides,
-                     itemsize);
+        copy_region_to_chunk(task, input.data, input.byte_strides, chunk.data(), chunk_c_strides, itemsize);
       }
       // zarr-python does not store chunks that hold only the fill value (and removes an
       // existing one), unless write_empty_chunks is set.

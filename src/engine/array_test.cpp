@@ -470,7 +470,11 @@ TEST(Array, SelectionShape) {
   EXPECT_EQ(a.selection_shape({}), (Shape{10, 20, 30}));
   EXPECT_EQ(a.selection_shape({std::int64_t{-1}, Ellipsis{}, Slice{1, std::nullopt, 7}}), (Shape{20, 5}));
   EXPECT_THROW(a.selection_shape({std::int64_t{10}}), InvalidArgumentError);
-  EXPECT_THROW(a.selection_shape({Slice{std::nullopt, std::nullopt, -1}}), UnsupportedError);
+  EXPECT_EQ(a.selection_shape({Slice{std::nullopt, std::nullopt, -3}, IndexArray{{1, 1, -1}}, IndexArray{}}),
+            (Shape{4, 3, 0}));
+  EXPECT_THROW(a.selection_shape({Slice{std::nullopt, std::nullopt, 0}}), InvalidArgumentError);
+  EXPECT_THROW(a.selection_shape({IndexArray{{10}}}), InvalidArgumentError);
+  EXPECT_THROW(a.selection_shape({BoolArray{{1, 0}}}), InvalidArgumentError);
 }
 
 // ---- Opening, creating, attributes, storage info ----------------------------------------

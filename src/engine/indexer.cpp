@@ -15,35 +15,83 @@ namespace {
 // exact (start + extent cannot overflow, whatever the caller passed).
 using Wide = __int128;
 
-std::uint64_t clamp_slice_bound(std::int64_t bound, std::uint64_t extent) {
+// NumPy's slice bound rules: negative counts from the end, then clamp to [lo, hi].
+Wide clamp_bound(std::int64_t bound, std::uint64_t extent, Wide lo, Wide hi) {
   Wide b = bound;
   if (b < 0) b += static_cast<Wide>(extent);
-  if (b < 0) return 0;
-  if (b > static_cast<Wide>(extent)) return extent;
-  return static_cast<std::uint64_t>(b);
+  return std::clamp(b, lo, hi);
 }
 
 AxisSelection normalize_slice(const Slice& slice, std::uint64_t extent, std::size_t axis) {
   if (slice.step == 0) fail_invalid("slice step cannot be zero (axis {})", axis);
-  if (slice.step < 0) {
-    fail_unsupported("negative steps are not supported yet (step {} on axis {})", slice.step, axis);
-  }
+  const Wide n = extent;
+  const Wide step = slice.step;
   AxisSelection out;
-  out.step = static_cast<std::uint64_t>(slice.step);
-  out.start = slice.start ? clamp_slice_bound(*slice.start, extent) : 0;
-  const std::uint64_t stop = slice.stop ? clamp_slice_bound(*slice.stop, extent) : extent;
-  out.count = stop > out.start ? (stop - out.start - 1) / out.step + 1 : 0;
-  if (out.count == 0) out.start = 0;  // one canonical form for an empty selection
+  out.step = slice.step;
+  Wide count = 0;
+  Wide first = 0;
+  if (step > 0) {
+    first = slice.start ? clamp_bound(*slice.start, extent, 0, n) : 0;
+    const Wide stop = slice.stop ? clamp_bound(*slice.stop, extent, 0, n) : n;
+    count = stop > first ? (stop - first - 1) / step + 1 : 0;
+  } else {
+    // Walking backwards: start defaults to the last index, stop to "before the first"
+    // (-1, which no explicit bound can name: -1 means the last index).
+    first = slice.start ? clamp_bound(*slice.start, extent, -1, n - 1) : n - 1;
+    const Wide stop = slice.stop ? clamp_bound(*slice.stop, extent, -1, n - 1) : -1;
+    count = first > stop ? (first - stop - 1) / -step + 1 : 0;
+  }
+  out.count = static_cast<std::uint64_t>(count);
+  out.start = count == 0 ? 0 : static_cast<std::uint64_t>(first);
+  if (count == 0) out.step = 1;  // one canonical form for an empty selection
   return out;
 }
 
-AxisSelection normalize_integer(std::int64_t index, std::uint64_t extent, std::size_t axis) {
+std::uint64_t normalize_index(std::int64_t index, std::uint64_t extent, std::size_t axis) {
   Wide i = index;
   if (i < 0) i += static_cast<Wide>(extent);
   if (i < 0 || i >= static_cast<Wide>(extent)) {
     fail_invalid("index {} is out of bounds for axis {} with size {}", index, axis, extent);
   }
-  return {static_cast<std::uint64_t>(i), 1, 1, true};
+  return static_cast<std::uint64_t>(i);
+}
+
+AxisSelection normalize_integer(std::int64_t index, std::uint64_t extent, std::size_t axis) {
+  AxisSelection out;
+  out.start = normalize_index(index, extent, axis);
+  out.count = 1;
+  out.drops_axis = true;
+  return out;
+}
+
+AxisSelection normalize_index_array(const IndexArray& list, std::uint64_t extent, std::size_t axis) {
+  AxisSelection out;
+  out.is_list = true;
+  out.indices.reserve(list.indices.size());
+  for (const std::int64_t i : list.indices) out.indices.push_back(normalize_index(i, extent, axis));
+  out.count = out.indices.size();
+  return out;
+}
+
+AxisSelection normalize_bool_array(const BoolArray& mask, std::uint64_t extent, std::size_t axis) {
+  if (mask.mask.size() != extent) {
+    fail_invalid("boolean index did not match the array along axis {}: the axis has size {}, the "
+                 "boolean list has {} entries", axis, extent, mask.mask.size());
+  }
+  AxisSelection out;
+  out.is_list = true;
+  for (std::size_t i = 0; i < mask.mask.size(); ++i) {
+    if (mask.mask[i] != 0) out.indices.push_back(i);
+  }
+  out.count = out.indices.size();
+  return out;
+}
+
+AxisSelection normalize_entry(const AxisSelector& selector, std::uint64_t extent, std::size_t axis) {
+  if (const auto* index = std::get_if<std::int64_t>(&selector)) return normalize_integer(*index, extent, axis);
+  if (const auto* slice = std::get_if<Slice>(&selector)) return normalize_slice(*slice, extent, axis);
+  if (const auto* list = std::get_if<IndexArray>(&selector)) return normalize_index_array(*list, extent, axis);
+  return normalize_bool_array(std::get<BoolArray>(selector), extent, axis);
 }
 
 }  // namespace
@@ -71,11 +119,7 @@ NormalizedSelection normalize_selection(const Selection& selection, const Shape&
       continue;
     }
     const std::size_t axis = out.axes.size();
-    if (const auto* index = std::get_if<std::int64_t>(&selector)) {
-      out.axes.push_back(normalize_integer(*index, shape[axis], axis));
-    } else {
-      out.axes.push_back(normalize_slice(std::get<Slice>(selector), shape[axis], axis));
-    }
+    out.axes.push_back(normalize_entry(selector, shape[axis], axis));
   }
   while (out.axes.size() < ndim) {  // missing trailing axes mean ":"
     const std::size_t axis = out.axes.size();
@@ -90,48 +134,127 @@ NormalizedSelection normalize_selection(const Selection& selection, const Shape&
   return out;
 }
 
+std::uint64_t AxisChunkPart::num_selected() const {
+  std::uint64_t n = 0;
+  for (const AxisRun& r : runs()) n += r.count;
+  return n;
+}
+
 AxisSplit::AxisSplit(const AxisSelection& axis, std::uint64_t extent, std::uint64_t chunk_size)
-    : axis_(axis), extent_(extent), chunk_size_(chunk_size) {
+    : extent_(extent), chunk_size_(chunk_size) {
   if (chunk_size == 0) fail_invalid("chunk size must be positive");
+  if (axis.is_list) {
+    is_list_ = true;
+    split_list(axis.indices);
+    return;
+  }
   if (axis.count == 0) return;
   // Every selected index is below `extent`, which fits in uint64: nothing below overflows.
-  const std::uint64_t last_index = axis.start + (axis.count - 1) * axis.step;
-  first_chunk_ = axis.start / chunk_size;
+  count_ = axis.count;
+  step_ = axis.step > 0 ? static_cast<std::uint64_t>(axis.step)
+                        : std::uint64_t{0} - static_cast<std::uint64_t>(axis.step);  // |INT64_MIN| too
+  reversed_ = axis.step < 0 && axis.count > 1;
+  start_ = reversed_ ? axis.start - (axis.count - 1) * step_ : axis.start;
+  const std::uint64_t last_index = start_ + (count_ - 1) * step_;
+  first_chunk_ = start_ / chunk_size;
   // A step of at least the chunk size puts each index in a chunk of its own; a smaller one
   // cannot jump over a chunk, so every chunk from the first to the last is touched.
-  one_index_per_chunk_ = axis.step >= chunk_size;
-  num_parts_ = one_index_per_chunk_ ? axis.count : last_index / chunk_size - first_chunk_ + 1;
+  one_index_per_chunk_ = step_ >= chunk_size;
+  num_parts_ = one_index_per_chunk_ ? count_ : last_index / chunk_size - first_chunk_ + 1;
+}
+
+void AxisSplit::split_list(const std::vector<std::uint64_t>& indices) {
+  // Output positions ordered by index; among repeats of one index, by output position, so
+  // that a write applies the last one last.
+  std::vector<std::uint64_t> order(indices.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  if (!std::is_sorted(indices.begin(), indices.end())) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint64_t a, std::uint64_t b) { return indices[a] < indices[b]; });
+  }
+  std::size_t k = 0;
+  while (k < order.size()) {
+    const std::uint64_t chunk = indices[order[k]] / chunk_size_;
+    const std::uint64_t chunk_begin = chunk * chunk_size_;
+    const std::uint64_t in_bounds = std::min(chunk_size_, extent_ - chunk_begin);
+    ListPart part{chunk, runs_.size(), 0, false};
+    std::uint64_t distinct = 0;
+    std::uint64_t previous_index = 0;
+    std::uint64_t previous_out = 0;
+    for (; k < order.size() && indices[order[k]] / chunk_size_ == chunk; ++k) {
+      const std::uint64_t index = indices[order[k]] - chunk_begin;
+      const std::uint64_t out = order[k];
+      const bool repeat = part.num_runs > 0 && index == previous_index;
+      distinct += !repeat;
+      // Output positions are list positions: below 2^63, so their difference fits int64.
+      const auto out_step = static_cast<std::int64_t>(out) - static_cast<std::int64_t>(previous_out);
+      AxisRun* run = part.num_runs > 0 ? &runs_.back() : nullptr;
+      if (run != nullptr && !repeat && run->count == 1) {
+        run->chunk_step = index - previous_index;
+        run->out_step = out_step;
+        run->count = 2;
+      } else if (run != nullptr && !repeat && run->chunk_step == index - previous_index &&
+                 run->out_step == out_step) {
+        ++run->count;
+      } else {
+        runs_.push_back(AxisRun{index, 1, 1, out, 1});
+        ++part.num_runs;
+      }
+      previous_index = index;
+      previous_out = out;
+    }
+    part.covers_chunk = distinct == in_bounds;
+    list_parts_.push_back(part);
+  }
+  num_parts_ = list_parts_.size();
 }
 
 AxisChunkPart AxisSplit::part(std::uint64_t k) const {
+  if (!is_list_) return strided_part(k);
+  const ListPart& lp = list_parts_[static_cast<std::size_t>(k)];
+  AxisChunkPart out;
+  out.chunk_index = lp.chunk_index;
+  out.covers_chunk = lp.covers_chunk;
+  const std::uint64_t chunk_begin = lp.chunk_index * chunk_size_;
+  out.full_extent = extent_ - chunk_begin >= chunk_size_;
+  out.stored_runs_ = runs_.data() + lp.first_run;
+  out.num_stored_runs_ = lp.num_runs;
+  return out;
+}
+
+AxisChunkPart AxisSplit::strided_part(std::uint64_t k) const {
   const std::uint64_t chunk =
-      one_index_per_chunk_ ? (axis_.start + k * axis_.step) / chunk_size_ : first_chunk_ + k;
+      one_index_per_chunk_ ? (start_ + k * step_) / chunk_size_ : first_chunk_ + k;
   const std::uint64_t chunk_begin = chunk * chunk_size_;
   const std::uint64_t chunk_end = chunk_begin + std::min(chunk_size_, extent_ - chunk_begin);
-  // Positions in the selection (= output indices) of the first and last index in the chunk.
-  const std::uint64_t first =
-      chunk_begin <= axis_.start ? 0 : (chunk_begin - axis_.start - 1) / axis_.step + 1;
-  const std::uint64_t last = std::min(axis_.count - 1, (chunk_end - 1 - axis_.start) / axis_.step);
+  // Positions in the increasing progression of the first and last index in the chunk.
+  const std::uint64_t first = chunk_begin <= start_ ? 0 : (chunk_begin - start_ - 1) / step_ + 1;
+  const std::uint64_t last = std::min(count_ - 1, (chunk_end - 1 - start_) / step_);
   const std::uint64_t n = last - first + 1;
 
   AxisChunkPart out;
   out.chunk_index = chunk;
-  out.in_chunk.start = axis_.start + first * axis_.step - chunk_begin;
-  out.in_chunk.step = axis_.step;
-  out.in_chunk.count = n;
-  out.in_chunk.stop = out.in_chunk.start + (n - 1) * axis_.step + 1;
-  out.out = {first, n};
+  AxisRun& run = out.single_run_;
+  run.chunk_start = start_ + first * step_ - chunk_begin;
+  run.chunk_step = step_;
+  run.count = n;
+  // A reversed axis puts the progression's position p at output position count - 1 - p.
+  run.out_start = reversed_ ? count_ - 1 - first : first;
+  run.out_step = reversed_ ? -1 : 1;
   out.full_extent = chunk_end - chunk_begin == chunk_size_;
   // n == the chunk's in-bounds length from index 0 implies step 1 (or a single index).
-  out.covers_chunk = out.in_chunk.start == 0 && n == chunk_end - chunk_begin;
+  out.covers_chunk = run.chunk_start == 0 && n == chunk_end - chunk_begin;
   return out;
 }
 
-std::vector<AxisChunkPart> split_axis(const AxisSelection& axis, std::uint64_t extent,
-                                      std::uint64_t chunk_size) {
+std::vector<AxisPartCopy> split_axis(const AxisSelection& axis, std::uint64_t extent,
+                                     std::uint64_t chunk_size) {
   const AxisSplit split(axis, extent, chunk_size);
-  std::vector<AxisChunkPart> parts;
-  for (std::uint64_t k = 0; k < split.num_parts(); ++k) parts.push_back(split.part(k));
+  std::vector<AxisPartCopy> parts;
+  for (std::uint64_t k = 0; k < split.num_parts(); ++k) {
+    const AxisChunkPart p = split.part(k);
+    parts.push_back({p.chunk_index, {p.runs().begin(), p.runs().end()}, p.covers_chunk, p.full_extent});
+  }
   return parts;
 }
 
@@ -160,8 +283,7 @@ void ChunkPlan::task(std::uint64_t index, ChunkTask& out) const {
   }
   const std::size_t ndim = splits_.size();
   out.chunk_coords.resize(ndim);
-  out.chunk_selection.resize(ndim);
-  out.output_selection.resize(ndim);
+  out.axes.resize(ndim);
   out.covers_whole_chunk = true;
   out.is_entire_chunk = true;
   // Mixed-radix decomposition, last axis fastest (C order).
@@ -170,10 +292,12 @@ void ChunkPlan::task(std::uint64_t index, ChunkTask& out) const {
     const AxisChunkPart part = split.part(index % split.num_parts());
     index /= split.num_parts();
     out.chunk_coords[axis] = part.chunk_index;
-    out.chunk_selection[axis] = part.in_chunk;
-    out.output_selection[axis] = part.out;
+    out.axes[axis] = part;
+    const auto runs = part.runs();
+    const bool in_order = runs.size() == 1 && runs[0].chunk_start == 0 &&
+                          (runs[0].count == 1 || (runs[0].chunk_step == 1 && runs[0].out_step == 1));
     out.covers_whole_chunk = out.covers_whole_chunk && part.covers_chunk;
-    out.is_entire_chunk = out.is_entire_chunk && part.covers_chunk && part.full_extent;
+    out.is_entire_chunk = out.is_entire_chunk && part.covers_chunk && part.full_extent && in_order;
   }
 }
 
@@ -207,8 +331,7 @@ NDView expand_to_region(const NDView& view, const NormalizedSelection& selection
   return region;
 }
 
-NDView broadcast_to_region(const NDView& data, const NormalizedSelection& selection) {
-  const Shape& target = selection.output_shape;
+NDView broadcast_to_shape(const NDView& data, const Shape& target) {
   if (data.byte_strides.size() != data.shape.size()) {
     fail_invalid("a view has {} strides for {} axes", data.byte_strides.size(), data.shape.size());
   }
@@ -216,32 +339,33 @@ NDView broadcast_to_region(const NDView& data, const NormalizedSelection& select
     fail_invalid("could not broadcast input of shape [{}] into a selection of shape [{}]",
                  fmt::join(data.shape, ", "), fmt::join(target, ", "));
   };
+  // Extra leading axes of size 1 are harmless (NumPy allows them for assignment).
+  std::size_t extra = 0;
   if (data.shape.size() > target.size()) {
-    // Extra leading axes of size 1 are harmless (NumPy allows them for assignment).
-    const std::size_t extra = data.shape.size() - target.size();
+    extra = data.shape.size() - target.size();
     for (std::size_t i = 0; i < extra; ++i) {
       if (data.shape[i] != 1) incompatible();
     }
-    NDView trimmed = data;
-    trimmed.shape.erase(trimmed.shape.begin(), trimmed.shape.begin() + static_cast<std::ptrdiff_t>(extra));
-    trimmed.byte_strides.erase(trimmed.byte_strides.begin(),
-                               trimmed.byte_strides.begin() + static_cast<std::ptrdiff_t>(extra));
-    return broadcast_to_region(trimmed, selection);
   }
+  const std::size_t kept = data.shape.size() - extra;
   NDView out = data;
   out.shape = target;
   out.byte_strides.assign(target.size(), 0);
-  const std::size_t offset = target.size() - data.shape.size();
-  for (std::size_t i = 0; i < data.shape.size(); ++i) {
-    const std::uint64_t have = data.shape[i];
+  const std::size_t offset = target.size() - kept;
+  for (std::size_t i = 0; i < kept; ++i) {
+    const std::uint64_t have = data.shape[extra + i];
     const std::uint64_t want = target[offset + i];
     if (have == want) {
-      out.byte_strides[offset + i] = data.byte_strides[i];
+      out.byte_strides[offset + i] = data.byte_strides[extra + i];
     } else if (have != 1) {
       incompatible();
     }
   }
-  return expand_to_region(out, selection);
+  return out;
+}
+
+NDView broadcast_to_region(const NDView& data, const NormalizedSelection& selection) {
+  return expand_to_region(broadcast_to_shape(data, selection.output_shape), selection);
 }
 
 }  // namespace zarrkit

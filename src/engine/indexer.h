@@ -1,12 +1,21 @@
 // The indexer: turns a user selection into a plan of per-chunk work.
 //
 // normalize_selection() resolves a Selection against an array shape with NumPy rules
-// (ellipsis, missing trailing axes, negative indices, clamped slices). ChunkPlan then
-// splits every axis at chunk boundaries; the tasks of a request are the cartesian product
-// of those per-axis pieces, in C order over the chunk grid. Planning costs O(1) per axis:
-// the pieces of an axis follow arithmetically from its selection and chunk size, and
-// task(i) assembles task i from them. Nothing is sized by the number of chunks a request
-// touches, so a huge request (or a hostile shape) cannot exhaust memory while planning.
+// (ellipsis, missing trailing axes, negative indices, clamped slices, negative steps,
+// index and boolean lists). ChunkPlan then splits every axis at chunk boundaries; the tasks
+// of a request are the cartesian product of those per-axis pieces, in C order over the
+// chunk grid, so each task is one chunk, decoded once.
+//
+// A strided axis (integer or slice) is split arithmetically, in O(1) per axis: task(i)
+// assembles task i from the pieces of each axis without any storage sized by the number of
+// chunks touched, so a huge request (or a hostile shape) cannot exhaust memory while
+// planning. A list axis is grouped by chunk once, in O(n log n) time and O(n) memory for a
+// list of n indices: its size is the caller's own list, never a size found in data.
+//
+// Inside one chunk, an axis's selected indices come as runs (AxisRun): arithmetic
+// progressions in the chunk whose output positions are also a progression. A slice gives
+// one run per chunk (its output walks backwards for a negative step); a list gives as few
+// runs as its pattern allows (a sorted range is one run).
 //
 // Coordinates of the output: a read produces `output_shape` (integer axes dropped). Tasks
 // describe their output region in "region" coordinates instead: one entry per array axis,
@@ -15,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "zarrkit/ndbuffer.h"
@@ -22,12 +32,17 @@
 
 namespace zarrkit {
 
-// One axis of a normalised selection: indices start, start + step, ... (count of them).
+// One axis of a normalised selection.
 struct AxisSelection {
+  // Strided form (is_list false): `count` indices start, start + step, ...; step != 0 and
+  // may be negative (then start is the highest index).
   std::uint64_t start = 0;
-  std::uint64_t step = 1;  // always > 0
+  std::int64_t step = 1;
   std::uint64_t count = 0;
   bool drops_axis = false;  // selected by an integer: count is 1, no output axis
+  // List form: the selected indices in output order (count == indices.size()).
+  bool is_list = false;
+  std::vector<std::uint64_t> indices;
   bool operator==(const AxisSelection&) const = default;
 };
 
@@ -37,53 +52,59 @@ struct NormalizedSelection {
   Shape region_shape;               // count per array axis (integer axes as 1)
 };
 
-// Resolves `selection` against `shape`. Errors:
-//   InvalidArgumentError: out-of-bounds integer, too many indices, two ellipses, step 0;
-//   UnsupportedError: negative steps.
+// Resolves `selection` against `shape`. InvalidArgumentError for an out-of-bounds integer
+// or list entry, a boolean list of the wrong length, too many indices, two ellipses, a
+// zero step.
 NormalizedSelection normalize_selection(const Selection& selection, const Shape& shape);
 
-// Selected indices inside one chunk, in chunk coordinates: start, start + step, ... < stop.
-// `stop` is tight: start + (count - 1) * step + 1.
-struct ChunkAxisSelection {
-  std::uint64_t start = 0;
-  std::uint64_t stop = 0;
-  std::uint64_t step = 1;
-  std::uint64_t count = 0;
-  bool operator==(const ChunkAxisSelection&) const = default;
-};
-
-// Where one chunk's selected indices go along an axis of the region.
-struct OutputRange {
-  std::uint64_t start = 0;
-  std::uint64_t count = 0;
-  bool operator==(const OutputRange&) const = default;
+// In-chunk indices chunk_start + k * chunk_step go to region positions
+// out_start + k * out_step along one axis, for k < count.
+struct AxisRun {
+  std::uint64_t chunk_start = 0;
+  std::uint64_t chunk_step = 1;  // > 0: runs walk the chunk forwards
+  std::uint64_t count = 0;       // > 0
+  std::uint64_t out_start = 0;
+  std::int64_t out_step = 1;  // != 0
+  bool operator==(const AxisRun&) const = default;
 };
 
 // The piece of one axis's selection that falls into one chunk.
 struct AxisChunkPart {
   std::uint64_t chunk_index = 0;
-  ChunkAxisSelection in_chunk;
-  OutputRange out;
-  // Every index of the chunk that lies inside the array is selected (step 1, from 0 to
-  // the chunk's end or the array's edge, whichever comes first).
+  // Every index of the chunk that lies inside the array is selected (at least once).
   bool covers_chunk = false;
   // The chunk lies wholly inside the array along this axis (not a ragged edge chunk).
   bool full_extent = false;
+
+  // The runs, in the order a write must apply them (a repeated index: the one that comes
+  // last in the output is applied last).
+  std::span<const AxisRun> runs() const {
+    return stored_runs_ != nullptr ? std::span<const AxisRun>(stored_runs_, num_stored_runs_)
+                                   : std::span<const AxisRun>(&single_run_, 1);
+  }
+  // Number of selected positions (with repeats) in this chunk.
+  std::uint64_t num_selected() const;
+
+ private:
+  friend class AxisSplit;
+  AxisRun single_run_;                     // strided axes: their only run
+  const AxisRun* stored_runs_ = nullptr;   // list axes: runs kept by the AxisSplit
+  std::size_t num_stored_runs_ = 0;
 };
 
 struct ChunkTask {
   std::vector<std::uint64_t> chunk_coords;
-  std::vector<ChunkAxisSelection> chunk_selection;  // per array axis
-  std::vector<OutputRange> output_selection;        // per array axis, region coordinates
+  std::vector<AxisChunkPart> axes;  // per array axis
   // Every element of the chunk that lies inside the array is selected: a write need not
   // read the old chunk.
   bool covers_whole_chunk = false;
-  // covers_whole_chunk, and the chunk is not a ragged edge chunk: the selected region is
-  // the entire decoded chunk, so a read can copy it in one piece.
+  // covers_whole_chunk, the chunk is not a ragged edge chunk, and every axis is one run
+  // in order (chunk index i goes to out_start + i): the selected region is the entire
+  // decoded chunk in its own order, so a read can copy it in one piece.
   bool is_entire_chunk = false;
 };
 
-// The chunks one axis's selection touches, in increasing order, computed on demand.
+// The chunks one axis's selection touches, in increasing order.
 class AxisSplit {
  public:
   AxisSplit(const AxisSelection& axis, std::uint64_t extent, std::uint64_t chunk_size);
@@ -91,18 +112,39 @@ class AxisSplit {
   AxisChunkPart part(std::uint64_t k) const;  // 0 <= k < num_parts()
 
  private:
-  AxisSelection axis_;
+  struct ListPart {
+    std::uint64_t chunk_index;
+    std::size_t first_run;
+    std::size_t num_runs;
+    bool covers_chunk;
+  };
+  void split_list(const std::vector<std::uint64_t>& indices);
+  AxisChunkPart strided_part(std::uint64_t k) const;
+
   std::uint64_t extent_;
   std::uint64_t chunk_size_;
-  std::uint64_t first_chunk_ = 0;
   std::uint64_t num_parts_ = 0;
+  // Strided axes, as the increasing progression start, start + step, ... and whether the
+  // output walks it backwards.
+  std::uint64_t start_ = 0;
+  std::uint64_t step_ = 1;
+  std::uint64_t count_ = 0;
+  bool reversed_ = false;
+  std::uint64_t first_chunk_ = 0;
   bool one_index_per_chunk_ = false;  // step >= chunk size: every index in its own chunk
+  // List axes.
+  bool is_list_ = false;
+  std::vector<AxisRun> runs_;
+  std::vector<ListPart> list_parts_;
 };
 
 class ChunkPlan {
  public:
   // `chunk_shape` must have the array's rank and positive entries (InvalidArgumentError).
   ChunkPlan(const Shape& shape, const Shape& chunk_shape, const Selection& selection);
+  // The plan keeps pointers into its own per-axis storage: it stays where it was built.
+  ChunkPlan(const ChunkPlan&) = delete;
+  ChunkPlan& operator=(const ChunkPlan&) = delete;
 
   const NormalizedSelection& selection() const { return selection_; }
   const Shape& output_shape() const { return selection_.output_shape; }
@@ -124,17 +166,27 @@ class ChunkPlan {
   std::uint64_t num_tasks_ = 0;
 };
 
-// Every part of AxisSplit(axis, extent, chunk_size), materialised; for tests.
-std::vector<AxisChunkPart> split_axis(const AxisSelection& axis, std::uint64_t extent,
-                                      std::uint64_t chunk_size);
+// Every part of AxisSplit(axis, extent, chunk_size), with their runs copied out; for tests.
+struct AxisPartCopy {
+  std::uint64_t chunk_index;
+  std::vector<AxisRun> runs;
+  bool covers_chunk;
+  bool full_extent;
+};
+std::vector<AxisPartCopy> split_axis(const AxisSelection& axis, std::uint64_t extent,
+                                     std::uint64_t chunk_size);
 
 // A view of `view` (shape == selection.output_shape) with one axis per array axis: integer
 // axes come back with size 1 and stride 0. InvalidArgumentError if the shape differs.
 NDView expand_to_region(const NDView& view, const NormalizedSelection& selection);
 
-// A view of `data` broadcast (NumPy rules: align trailing axes; size-1 axes and missing
-// leading axes repeat) to the selection's region. Lets a write take a single element, or
-// a row for every row. InvalidArgumentError if the shapes are not compatible.
+// A view of `data` broadcast to `target` (NumPy rules: align trailing axes; size-1 axes and
+// missing leading axes repeat; extra leading axes of size 1 are dropped).
+// InvalidArgumentError if the shapes are not compatible.
+NDView broadcast_to_shape(const NDView& data, const Shape& target);
+
+// broadcast_to_shape to the selection's output shape, then expand_to_region. Lets a write
+// take a single element, or a row for every row.
 NDView broadcast_to_region(const NDView& data, const NormalizedSelection& selection);
 
 }  // namespace zarrkit

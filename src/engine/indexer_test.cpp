@@ -18,8 +18,33 @@ using testing::for_each_index;
 using testing::random_selection;
 using testing::reference_axes;
 
+AxisSelection strided(std::uint64_t start, std::int64_t step, std::uint64_t count, bool drops = false) {
+  AxisSelection a;
+  a.start = start;
+  a.step = step;
+  a.count = count;
+  a.drops_axis = drops;
+  return a;
+}
+
 std::uint64_t linear(const std::vector<std::uint64_t>& coords, const Shape& shape) {
   return testing::linear_index(coords, shape);
+}
+
+// (in-chunk index, region position) pairs of one axis part, in the order of its runs.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> expand_runs(const AxisChunkPart& part) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (const AxisRun& r : part.runs()) {
+    EXPECT_GT(r.count, 0u);
+    EXPECT_GT(r.chunk_step, 0u);
+    EXPECT_NE(r.out_step, 0);
+    for (std::uint64_t k = 0; k < r.count; ++k) {
+      out.emplace_back(r.chunk_start + k * r.chunk_step,
+                       static_cast<std::uint64_t>(static_cast<std::int64_t>(r.out_start) +
+                                                  static_cast<std::int64_t>(k) * r.out_step));
+    }
+  }
+  return out;
 }
 
 // Runs the plan with plain loops over a chunked copy of an array whose element at linear
@@ -48,30 +73,38 @@ void check_plan(const Shape& shape, const Shape& chunks, const Selection& sel) {
   std::set<std::vector<std::uint64_t>> seen_chunks;
   for (const ChunkTask& task : plan.tasks()) {
     ASSERT_EQ(task.chunk_coords.size(), ndim);
+    ASSERT_EQ(task.axes.size(), ndim);
     ASSERT_TRUE(seen_chunks.insert(task.chunk_coords).second) << "a chunk appears twice";
+    std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> pairs(ndim);
     Shape counts;
+    std::uint64_t distinct_selected = 1;
+    bool in_order = true;
     for (std::size_t a = 0; a < ndim; ++a) {
-      const auto& cs = task.chunk_selection[a];
-      ASSERT_EQ(cs.count, task.output_selection[a].count);
-      ASSERT_GT(cs.count, 0u);
-      ASSERT_EQ(cs.stop, cs.start + (cs.count - 1) * cs.step + 1);
-      ASSERT_LE(cs.stop, chunks[a]);
-      counts.push_back(cs.count);
+      ASSERT_EQ(task.axes[a].chunk_index, task.chunk_coords[a]);
+      pairs[a] = expand_runs(task.axes[a]);
+      ASSERT_FALSE(pairs[a].empty());
+      ASSERT_EQ(pairs[a].size(), task.axes[a].num_selected());
+      std::set<std::uint64_t> distinct;
+      for (std::size_t k = 0; k < pairs[a].size(); ++k) {
+        const auto [in_chunk, out] = pairs[a][k];
+        ASSERT_LT(in_chunk, chunks[a]);
+        ASSERT_LT(out, want_region[a]);
+        distinct.insert(in_chunk);
+        in_order = in_order && in_chunk == k && out == pairs[a][0].second + k;
+      }
+      distinct_selected *= distinct.size();
+      counts.push_back(pairs[a].size());
     }
-    std::uint64_t selected_here = 0;
     for_each_index(counts, [&](const std::vector<std::uint64_t>& k) {
       std::vector<std::uint64_t> global(ndim), out(ndim);
       for (std::size_t a = 0; a < ndim; ++a) {
-        global[a] = task.chunk_coords[a] * chunks[a] + task.chunk_selection[a].start +
-                    k[a] * task.chunk_selection[a].step;
-        out[a] = task.output_selection[a].start + k[a];
+        global[a] = task.chunk_coords[a] * chunks[a] + pairs[a][k[a]].first;
+        out[a] = pairs[a][k[a]].second;
         ASSERT_LT(global[a], shape[a]);
-        ASSERT_LT(out[a], want_region[a]);
       }
       auto& slot = region[linear(out, want_region)];
       ASSERT_EQ(slot, 0u) << "an output element is written twice";
       slot = linear(global, shape) + 1;
-      ++selected_here;
     });
     // covers_whole_chunk <=> every in-bounds element of the chunk is selected.
     std::uint64_t in_bounds = 1;
@@ -82,8 +115,8 @@ void check_plan(const Shape& shape, const Shape& chunks, const Selection& sel) {
       edge = edge || len != chunks[a];
       in_bounds *= len;
     }
-    EXPECT_EQ(task.covers_whole_chunk, selected_here == in_bounds);
-    EXPECT_EQ(task.is_entire_chunk, selected_here == in_bounds && !edge);
+    EXPECT_EQ(task.covers_whole_chunk, distinct_selected == in_bounds);
+    EXPECT_EQ(task.is_entire_chunk, distinct_selected == in_bounds && !edge && in_order);
   }
 
   // Compare with the reference, element by element.
@@ -126,8 +159,8 @@ TEST(Indexer, IntegerDropsAxis) {
   const auto n = normalize_selection({std::int64_t{-1}, Slice{1, 9, 3}}, {10, 10});
   EXPECT_EQ(n.output_shape, (Shape{3}));
   EXPECT_EQ(n.region_shape, (Shape{1, 3}));
-  EXPECT_EQ(n.axes[0], (AxisSelection{9, 1, 1, true}));
-  EXPECT_EQ(n.axes[1], (AxisSelection{1, 3, 3, false}));
+  EXPECT_EQ(n.axes[0], (strided(9, 1, 1, true)));
+  EXPECT_EQ(n.axes[1], (strided(1, 3, 3, false)));
 }
 
 TEST(Indexer, EllipsisExpandsInTheMiddle) {
@@ -141,14 +174,14 @@ TEST(Indexer, EllipsisExpandsInTheMiddle) {
 TEST(Indexer, SlicesClampLikeNumPy) {
   const Shape shape{10};
   auto axis = [&](Slice s) { return normalize_selection({s}, shape).axes[0]; };
-  EXPECT_EQ(axis({-100, 100, 1}), (AxisSelection{0, 1, 10, false}));
-  EXPECT_EQ(axis({-3, std::nullopt, 1}), (AxisSelection{7, 1, 3, false}));
+  EXPECT_EQ(axis({-100, 100, 1}), (strided(0, 1, 10, false)));
+  EXPECT_EQ(axis({-3, std::nullopt, 1}), (strided(7, 1, 3, false)));
   EXPECT_EQ(axis({8, 2, 1}).count, 0u);
   EXPECT_EQ(axis({12, 20, 1}).count, 0u);
-  EXPECT_EQ(axis({0, 10, 4}), (AxisSelection{0, 4, 3, false}));
+  EXPECT_EQ(axis({0, 10, 4}), (strided(0, 4, 3, false)));
   EXPECT_EQ(axis({std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
                   std::numeric_limits<std::int64_t>::max()}),
-            (AxisSelection{0, static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()), 1, false}));
+            (strided(0, std::numeric_limits<std::int64_t>::max(), 1, false)));
 }
 
 TEST(Indexer, Errors) {
@@ -167,10 +200,23 @@ TEST(Indexer, Errors) {
   }
   EXPECT_THROW(normalize_selection({Slice{std::nullopt, std::nullopt, 0}}, shape), InvalidArgumentError);
   try {
-    normalize_selection({Slice{std::nullopt, std::nullopt, -1}}, shape);
+    normalize_selection({IndexArray{{0, 9, 10}}}, shape);
     FAIL();
-  } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find("negative steps are not supported yet"), std::string::npos);
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_STREQ(e.what(), "index 10 is out of bounds for axis 0 with size 10");
+  }
+  try {
+    normalize_selection({Slice::all(), IndexArray{{-5}}}, shape);
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_STREQ(e.what(), "index -5 is out of bounds for axis 1 with size 4");
+  }
+  try {
+    normalize_selection({Slice::all(), BoolArray{{1, 0, 1}}}, shape);
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_STREQ(e.what(), "boolean index did not match the array along axis 1: the axis has size 4, the "
+                           "boolean list has 3 entries");
   }
   EXPECT_THROW(normalize_selection({Ellipsis{}, Ellipsis{}}, shape), InvalidArgumentError);
   EXPECT_THROW(normalize_selection({std::int64_t{0}, std::int64_t{0}, std::int64_t{0}}, shape),
@@ -183,11 +229,13 @@ TEST(Indexer, Errors) {
 TEST(Indexer, LargeStepSkipsChunksWithoutVisitingThem) {
   // 2^62 elements in chunks of 1: a step of 2^60 touches 4 chunks only.
   const std::uint64_t extent = std::uint64_t{1} << 62;
-  const AxisSelection axis{1, std::uint64_t{1} << 60, 4, false};
+  const AxisSelection axis = strided(1, std::int64_t{1} << 60, 4);
   const auto parts = split_axis(axis, extent, 1);
   ASSERT_EQ(parts.size(), 4u);
   EXPECT_EQ(parts[3].chunk_index, 3 * (std::uint64_t{1} << 60) + 1);
-  EXPECT_EQ(parts[3].out, (OutputRange{3, 1}));
+  ASSERT_EQ(parts[3].runs.size(), 1u);
+  EXPECT_EQ(parts[3].runs[0].out_start, 3u);
+  EXPECT_EQ(parts[3].runs[0].count, 1u);
   EXPECT_TRUE(parts[3].covers_chunk);
 }
 
@@ -198,7 +246,7 @@ TEST(Indexer, PlanningAHugeSelectionTakesNoMemory) {
   EXPECT_EQ(plan.num_tasks(), extent);
   const auto t = plan.task(extent - 2);
   EXPECT_EQ(t.chunk_coords[0], extent - 2);
-  EXPECT_EQ(t.output_selection[0], (OutputRange{extent - 2, 1}));
+  EXPECT_EQ(t.axes[0].runs()[0], (AxisRun{0, 1, 1, extent - 2, 1}));
   // Two such axes overflow the task count: an error, not a wrap-around.
   EXPECT_THROW(ChunkPlan({extent, extent}, {1, 1}, {}), InvalidArgumentError);
   // ... unless another axis selects nothing.
@@ -211,9 +259,55 @@ TEST(Indexer, EdgesOfHugeAxes) {
   ASSERT_EQ(plan.num_tasks(), 1u);
   const auto t = plan.task(0);
   EXPECT_EQ(t.chunk_coords[0], (extent - 5) / 1000);
-  EXPECT_EQ(t.chunk_selection[0].start, (extent - 5) % 1000);
-  EXPECT_EQ(t.chunk_selection[0].count, 3u);
+  EXPECT_EQ(t.axes[0].runs()[0].chunk_start, (extent - 5) % 1000);
+  EXPECT_EQ(t.axes[0].runs()[0].count, 3u);
   EXPECT_FALSE(t.covers_whole_chunk);
+}
+
+TEST(Indexer, NegativeStepsFollowPythonSlices) {
+  const Shape shape{10};
+  auto axis = [&](Slice s) { return normalize_selection({s}, shape).axes[0]; };
+  EXPECT_EQ(axis({std::nullopt, std::nullopt, -1}), (strided(9, -1, 10, false)));
+  EXPECT_EQ(axis({100, -100, -3}), (strided(9, -3, 4, false)));
+  EXPECT_EQ(axis({-1, -2, -1}), (strided(9, -1, 1, false)));
+  EXPECT_EQ(axis({2, 5, -1}).count, 0u);
+  EXPECT_EQ(axis({-11, std::nullopt, -1}).count, 0u);  // starts before the first index
+  EXPECT_EQ(axis({3, -11, -1}), (strided(3, -1, 4, false)));
+  EXPECT_EQ(axis({std::nullopt, std::nullopt, std::numeric_limits<std::int64_t>::min()}),
+            (strided(9, std::numeric_limits<std::int64_t>::min(), 1, false)));
+  EXPECT_EQ(normalize_selection({Slice{std::nullopt, std::nullopt, -1}}, Shape{0}).axes[0].count, 0u);
+}
+
+TEST(Indexer, ReversedSliceIsOneRunPerChunkWalkingTheOutputBackwards) {
+  // ::-1 over 10 elements in chunks of 4: chunk 0 holds outputs 9..6, chunk 2 outputs 1..0.
+  const auto parts = split_axis(normalize_selection({Slice{std::nullopt, std::nullopt, -1}}, {10}).axes[0], 10, 4);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].runs, (std::vector<AxisRun>{{0, 1, 4, 9, -1}}));
+  EXPECT_EQ(parts[2].runs, (std::vector<AxisRun>{{0, 1, 2, 1, -1}}));
+  EXPECT_TRUE(parts[2].covers_chunk);
+  EXPECT_FALSE(parts[2].full_extent);
+}
+
+TEST(Indexer, ListsGroupByChunkIntoRuns) {
+  // [5, 1, 2, 3, 9, 1, 0] in chunks of 4.
+  const auto axis = normalize_selection({IndexArray{{5, 1, 2, 3, 9, -9, 0}}}, {10}).axes[0];
+  const auto parts = split_axis(axis, 10, 4);
+  ASSERT_EQ(parts.size(), 3u);
+  // Chunk 0: index 0 -> out 6; index 1 -> out 1 and 5 (a repeat: the later output is
+  // applied later); 2 -> 2; 3 -> 3. Runs pair indices and outputs that both progress evenly.
+  EXPECT_EQ(parts[0].chunk_index, 0u);
+  EXPECT_EQ(parts[0].runs, (std::vector<AxisRun>{{0, 1, 2, 6, -5}, {1, 1, 2, 5, -3}, {3, 1, 1, 3, 1}}));
+  EXPECT_TRUE(parts[0].covers_chunk);
+  EXPECT_EQ(parts[1].runs, (std::vector<AxisRun>{{1, 1, 1, 0, 1}}));
+  EXPECT_FALSE(parts[1].covers_chunk);
+  EXPECT_EQ(parts[2].runs, (std::vector<AxisRun>{{1, 1, 1, 4, 1}}));
+  // A sorted range is one run; a mask too.
+  EXPECT_EQ(split_axis(normalize_selection({IndexArray{{4, 5, 6, 7}}}, {10}).axes[0], 10, 4)[0].runs,
+            (std::vector<AxisRun>{{0, 1, 4, 0, 1}}));
+  const auto mask = split_axis(normalize_selection({BoolArray{{0, 1, 0, 1, 0, 1}}}, {6}).axes[0], 6, 6);
+  EXPECT_EQ(mask[0].runs, (std::vector<AxisRun>{{1, 2, 3, 0, 1}}));
+  // An empty list selects nothing.
+  EXPECT_EQ(ChunkPlan({10}, {4}, {IndexArray{}}).num_tasks(), 0u);
 }
 
 TEST(Indexer, EdgeChunkCoveredUpToTheArrayEdge) {

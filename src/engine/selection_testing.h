@@ -2,6 +2,7 @@
 // reference that resolves them with plain loops, independently of the indexer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -28,7 +29,7 @@ inline std::int64_t ref_bound(std::optional<std::int64_t> v, std::int64_t n, std
   return b;
 }
 
-// Resolves a valid selection by plain loops (positive steps only).
+// Resolves a valid selection by plain loops.
 inline std::vector<RefAxis> reference_axes(const Selection& selection, const Shape& shape) {
   std::size_t explicit_axes = 0;
   for (const auto& s : selection) explicit_axes += !std::holds_alternative<Ellipsis>(s);
@@ -49,9 +50,24 @@ inline std::vector<RefAxis> reference_axes(const Selection& selection, const Sha
     if (const auto* i = std::get_if<std::int64_t>(&full[a])) {
       ra.indices.push_back(static_cast<std::uint64_t>(*i < 0 ? *i + n : *i));
       ra.drops = true;
-    } else {
-      const auto& s = std::get<Slice>(full[a]);
+    } else if (const auto* list = std::get_if<IndexArray>(&full[a])) {
+      for (std::int64_t i : list->indices) ra.indices.push_back(static_cast<std::uint64_t>(i < 0 ? i + n : i));
+    } else if (const auto* mask = std::get_if<BoolArray>(&full[a])) {
+      for (std::size_t i = 0; i < mask->mask.size(); ++i) {
+        if (mask->mask[i]) ra.indices.push_back(i);
+      }
+    } else if (const auto& s = std::get<Slice>(full[a]); s.step > 0) {
       for (std::int64_t i = ref_bound(s.start, n, 0); i < ref_bound(s.stop, n, n); i += s.step) {
+        ra.indices.push_back(static_cast<std::uint64_t>(i));
+      }
+    } else {
+      // Python's slice.indices for a negative step: bounds clamp to [-1, n - 1].
+      auto bound = [&](std::optional<std::int64_t> v, std::int64_t dflt) {
+        if (!v) return dflt;
+        std::int64_t b = *v < 0 ? *v + n : *v;
+        return b < -1 ? -1 : (b > n - 1 ? n - 1 : b);
+      };
+      for (std::int64_t i = bound(s.start, n - 1); i > bound(s.stop, -1); i += s.step) {
         ra.indices.push_back(static_cast<std::uint64_t>(i));
       }
     }
@@ -86,7 +102,8 @@ void for_each_index(const Shape& shape, F&& f) {
 }
 
 // A random valid selection for `shape`: integers (some negative), slices with random and
-// out-of-range bounds and steps 1..7, sometimes an ellipsis, sometimes fewer entries.
+// out-of-range bounds and steps -7..7, integer lists (repeats, any order, negative
+// entries), boolean lists, sometimes an ellipsis, sometimes fewer entries.
 inline Selection random_selection(std::mt19937_64& rng, const Shape& shape) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const auto ndim = static_cast<int>(shape.size());
@@ -104,6 +121,24 @@ inline Selection random_selection(std::mt19937_64& rng, const Shape& shape) {
       sel.push_back(i);
       continue;
     }
+    if (pick(0, 5) == 0) {
+      IndexArray list;
+      const int length = n > 0 ? pick(0, 6) : 0;
+      for (int j = 0; j < length; ++j) {
+        std::int64_t i = pick(0, static_cast<int>(n) - 1);
+        if (pick(0, 2) == 0) i -= n;
+        list.indices.push_back(i);
+      }
+      if (pick(0, 2) == 0) std::sort(list.indices.begin(), list.indices.end());
+      sel.push_back(list);
+      continue;
+    }
+    if (pick(0, 7) == 0) {
+      BoolArray mask;
+      for (std::int64_t j = 0; j < n; ++j) mask.mask.push_back(static_cast<std::uint8_t>(pick(0, 1)));
+      sel.push_back(mask);
+      continue;
+    }
     Slice s;
     auto bound = [&]() -> std::optional<std::int64_t> {
       if (pick(0, 3) == 0) return std::nullopt;
@@ -112,6 +147,7 @@ inline Selection random_selection(std::mt19937_64& rng, const Shape& shape) {
     s.start = bound();
     s.stop = bound();
     s.step = pick(0, 2) == 0 ? pick(1, 7) : 1;
+    if (pick(0, 3) == 0) s.step = -s.step;
     sel.push_back(s);
   }
   if (ellipsis_at == used) sel.push_back(Ellipsis{});
@@ -128,6 +164,14 @@ inline std::string describe_selection(const Selection& sel) {
       out += std::to_string(*i);
     } else if (const auto* sl = std::get_if<Slice>(&s)) {
       out += opt(sl->start) + ":" + opt(sl->stop) + ":" + std::to_string(sl->step);
+    } else if (const auto* list = std::get_if<IndexArray>(&s)) {
+      out += "[";
+      for (auto i : list->indices) out += std::to_string(i) + " ";
+      out += "]";
+    } else if (const auto* mask = std::get_if<BoolArray>(&s)) {
+      out += "mask[";
+      for (auto b : mask->mask) out += b ? "1" : "0";
+      out += "]";
     } else {
       out += "...";
     }

@@ -38,7 +38,9 @@ void add_export_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("export", "write an array, or a selection of it, as a NumPy .npy file");
   cmd->add_option("array", options->array, "the array")->required();
   cmd->add_option("output", options->output, "the .npy file to write")->required();
-  cmd->add_option("--select", options->select, "NumPy index expression per axis: 3, 0:10, ::2, ..., -1");
+  cmd->add_option("--select", options->select,
+                  "NumPy index expression per axis: 3, 0:10, ::-2, ..., -1, and integer or boolean "
+                  "lists ([1,5,9], [True,False]), each list selecting along its own axis");
   cmd->callback([options] { run_export(*options); });
 }
 
