@@ -1,7 +1,9 @@
 #include "zarrkit/convert.h"
 
+#include <algorithm>
 #include <numeric>
 
+#include "codecs/sharding.h"
 #include "zarrkit/app.h"
 #include "zarrkit/codec_options.h"
 #include "zarrkit/error.h"
@@ -116,7 +118,13 @@ json v3_codecs_for_copy(const ArrayMetadata& source, const WriteOptions& o) {
 
 // v3 -> v2: what the chain says about order, byte order and compression, or why it cannot.
 void v2_settings_from_v3(const ArrayMetadata& source, const WriteOptions& o, ArraySpec& spec) {
-  const CodecChain& chain = *source.codecs;
+  // A sharded source: v2 has no shards, so its inner chunks become the v2 chunks (--chunks
+  // still wins) and their codecs the v2 compressor.
+  const CodecChain* outer = source.codecs.get();
+  const auto* sharding = dynamic_cast<const ShardingCodec*>(outer->array_to_bytes().get());
+  const bool unshard = sharding != nullptr && outer->array_to_array().empty() && outer->bytes_to_bytes().empty();
+  if (unshard) spec.chunks = sharding->chunk_shape();
+  const CodecChain& chain = unshard ? sharding->inner_codecs() : *outer;
   const std::size_t ndim = source.ndim();
   char order = 'C';
   if (chain.array_to_array().size() > 1) fail_unsupported("zarr v2 cannot express {} array->array codecs", chain.array_to_array().size());
@@ -160,6 +168,53 @@ void v2_settings_from_v3(const ArrayMetadata& source, const WriteOptions& o, Arr
   if (!v2_codecs.empty()) spec.v2_filters = v2_codecs;
 }
 
+// zarr-python's default v3 codecs (make_array_metadata's), for the inside of a shard.
+json default_codecs(const DataType& dtype) {
+  json bytes = {{"name", "bytes"}};
+  if (dtype.swap_unit() > 1) bytes["configuration"] = {{"endian", "little"}};
+  return json::array({bytes, {{"name", "zstd"}, {"configuration", {{"level", 0}, {"checksum", false}}}}});
+}
+
+bool is_sharding(const json& codec) {
+  return codec.is_object() ? codec.value("name", "") == "sharding_indexed" : codec == "sharding_indexed";
+}
+
+// --shards: the array's chunks become shards of the shard shape, each a grid of inner chunks
+// of the chunk shape (--chunks; for cp by default the source's chunks, or inner chunks when
+// the source is sharded). The codecs the array would otherwise have go inside the shards;
+// the index is stored as zarr-python stores it: at the end, bytes + crc32c.
+void apply_shards_option(ArraySpec& spec, const WriteOptions& o, const DataType& dtype, bool chunks_defaulted) {
+  if (o.shards.empty()) return;
+  if (spec.zarr_format != 3) throw UsageError("--shards: zarr v2 has no sharding; write zarr v3 (--zarr-format 3)");
+  const Shape shards = parse_shards_option(o.shards, spec.shape.size());
+  json inner_codecs = spec.codecs ? *spec.codecs : default_codecs(dtype);
+  Shape inner_chunks = spec.chunks;
+  // An already sharded chain (cp from a sharded array): its inside becomes the new inside.
+  if (std::any_of(inner_codecs.begin(), inner_codecs.end(), is_sharding)) {
+    if (inner_codecs.size() != 1) {
+      throw UsageError("--shards: the source has codecs around sharding_indexed; re-shard it in two steps");
+    }
+    const json& config = inner_codecs[0].at("configuration");
+    if (chunks_defaulted) inner_chunks = config.at("chunk_shape").get<Shape>();
+    inner_codecs = json(config.at("codecs"));
+  }
+  if (inner_chunks.empty()) throw UsageError("--shards needs --chunks, the shape of the chunks inside each shard");
+  for (std::size_t axis = 0; axis < shards.size(); ++axis) {
+    if (shards[axis] % inner_chunks[axis] != 0) {
+      throw UsageError(fmt::format("--shards {}: not a multiple of the chunk shape {} (axis {})", o.shards,
+                                   json(inner_chunks).dump(), axis));
+    }
+  }
+  json index_codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}, {{"name", "crc32c"}}});
+  spec.chunks = shards;
+  spec.codecs = json::array({{{"name", "sharding_indexed"},
+                              {"configuration",
+                               {{"chunk_shape", inner_chunks},
+                                {"codecs", inner_codecs},
+                                {"index_codecs", index_codecs},
+                                {"index_location", "end"}}}}});
+}
+
 }  // namespace
 
 ArraySpec import_spec(const DataType& dtype, const Shape& shape, const WriteOptions& o) {
@@ -180,6 +235,7 @@ ArraySpec import_spec(const DataType& dtype, const Shape& shape, const WriteOpti
     spec.v2_order = o.order == "F" ? 'F' : 'C';
   }
   apply_layout_options(spec, o);
+  apply_shards_option(spec, o, spec.dtype, o.chunks.empty());
   return spec;
 }
 
@@ -227,6 +283,7 @@ ArraySpec copy_spec(const ArrayMetadata& source, const WriteOptions& o) {
   }
   if (spec.zarr_format == 2 && !o.order.empty()) spec.v2_order = o.order[0];
   apply_layout_options(spec, o);
+  apply_shards_option(spec, o, spec.dtype, o.chunks.empty());
   return spec;
 }
 

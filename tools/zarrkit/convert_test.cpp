@@ -90,7 +90,11 @@ TEST(ConvertV3ToV2, WhatV2CannotExpressIsUnsupported) {
       "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
       "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}})");
   const json odd_transpose = {{"name", "transpose"}, {"configuration", {{"order", {0, 2, 1}}}}};
-  EXPECT_THROW(copy_spec(v3_array(json::array({sharding})), to_format(2)), UnsupportedError);
+  // Sharding inside sharding, or codecs around sharding, have no v2 form.
+  json nested = sharding;
+  nested["configuration"]["codecs"] = json::array({sharding});
+  EXPECT_THROW(copy_spec(v3_array(json::array({nested})), to_format(2)), UnsupportedError);
+  EXPECT_THROW(copy_spec(v3_array(json::array({sharding, crc})), to_format(2)), UnsupportedError);
   EXPECT_THROW(copy_spec(v3_array(json::array({odd_transpose, kBytesLE}), {2, 3, 4}), to_format(2)), UnsupportedError);
   // A --codec replaces the inexpressible chain; crc32c as the v2 compressor is a usage error.
   WriteOptions o = to_format(2);
@@ -171,6 +175,63 @@ TEST(Convert, CodecsOfAShardedSourceGoInsideTheShards) {
             json::parse(R"([{"name": "bytes", "configuration": {"endian": "little"}},
                            {"name": "zstd", "configuration": {"level": 5}}])"));
   build(spec);
+}
+
+TEST(ConvertV3ToV2, ShardsBecomeTheirInnerChunks) {
+  const json sharding = json::parse(R"({"name": "sharding_indexed", "configuration": {"chunk_shape": [1, 2],
+      "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "gzip", "configuration": {"level": 3}}],
+      "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}})");
+  ArraySpec spec = copy_spec(v3_array(json::array({sharding})), to_format(2));
+  EXPECT_EQ(spec.chunks, (Shape{1, 2}));
+  EXPECT_EQ(spec.v2_compressor, json::parse(R"({"id": "gzip", "level": 3})"));
+  EXPECT_EQ(array_metadata_to_v2_json(build(spec))["dtype"], ">i2");
+  WriteOptions o = to_format(2);
+  o.chunks = "4,3";  // --chunks still wins
+  EXPECT_EQ(copy_spec(v3_array(json::array({sharding})), o).chunks, (Shape{4, 3}));
+}
+
+TEST(ShardsOption, WrapsTheCodecsInSharding) {
+  WriteOptions o;
+  o.chunks = "2,2";
+  o.shards = "4,4";
+  ArraySpec spec = import_spec(DataType::int_(32), {10, 8}, o);
+  EXPECT_EQ(spec.chunks, (Shape{4, 4}));
+  // zarr-python's default sharded layout: default codecs inside, index at the end with crc32c.
+  EXPECT_EQ(*spec.codecs, json::parse(R"([{"name": "sharding_indexed", "configuration": {
+      "chunk_shape": [2, 2],
+      "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                 {"name": "zstd", "configuration": {"level": 0, "checksum": false}}],
+      "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+      "index_location": "end"}}])"));
+  build(spec);
+  // cp: the source's chunks go inside by default; a sharded source keeps its inner chunks
+  // and inner codecs, with new shards.
+  WriteOptions c;
+  c.shards = "4,6";
+  spec = copy_spec(v3_array(json::array({kBytesLE})), c);
+  EXPECT_EQ((*spec.codecs)[0]["configuration"]["chunk_shape"], json::parse("[2, 2]"));
+  EXPECT_EQ((*spec.codecs)[0]["configuration"]["codecs"], json::array({kBytesLE}));
+  ArrayMetadata sharded = build(spec);
+  c.shards = "8,6";
+  spec = copy_spec(sharded, c);
+  EXPECT_EQ(spec.chunks, (Shape{8, 6}));
+  EXPECT_EQ((*spec.codecs)[0]["configuration"]["chunk_shape"], json::parse("[2, 2]"));
+  EXPECT_EQ((*spec.codecs)[0]["configuration"]["codecs"], json::array({kBytesLE}));
+  build(spec);
+}
+
+TEST(ShardsOption, MistakesAreUsageErrors) {
+  WriteOptions o;
+  o.shards = "4,4";
+  EXPECT_THROW(import_spec(DataType::int_(32), {10, 8}, o), UsageError);  // no --chunks
+  o.chunks = "3,2";
+  EXPECT_THROW(import_spec(DataType::int_(32), {10, 8}, o), UsageError);  // 4 is not a multiple of 3
+  o.chunks = "2,2";
+  o.shards = "4,x";
+  EXPECT_THROW(import_spec(DataType::int_(32), {10, 8}, o), UsageError);
+  o.shards = "4,4";
+  o.zarr_format = 2;
+  EXPECT_THROW(import_spec(DataType::int_(32), {10, 8}, o), UsageError);
 }
 
 TEST(ImportSpec, DefaultsAndOptions) {

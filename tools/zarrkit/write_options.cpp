@@ -28,6 +28,9 @@ void add_write_options(CLI::App& command, WriteOptions& o) {
   command.add_option("--zarr-format", o.zarr_format, "Zarr format of the new array: 2 or 3")
       ->check(CLI::IsMember({2, 3}));
   command.add_option("--chunks", o.chunks, "chunk shape, comma-separated: 10,20 (one value: the same on every axis)");
+  command.add_option("--shards", o.shards,
+                     "shard shape (v3 sharding_indexed), comma-separated, a multiple of the chunk shape: each "
+                     "shard stores a grid of --chunks inner chunks, compressed one by one, in one key");
   command.add_option("--codec", o.codecs,
                      "a bytes->bytes codec NAME[:key=value,...]; repeat for a chain (v2: one compressor). "
                      "zstd:level=3, gzip:level=6, zlib:level=1, bz2:level=9, lz4, lzma[:preset=6], crc32c, "
@@ -44,22 +47,30 @@ void add_write_options(CLI::App& command, WriteOptions& o) {
   command.add_flag("--write-empty-chunks", o.write_empty_chunks, "also store chunks that are all fill value");
 }
 
-Shape parse_chunks_option(const std::string& text, std::size_t ndim) {
-  Shape chunks;
+namespace {
+
+Shape parse_shape_option(const char* option, const std::string& text, std::size_t ndim) {
+  Shape shape;
   for (const auto& part : split_commas(text)) {
     std::uint64_t value = 0;
     auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
     if (ec != std::errc() || end != part.data() + part.size() || value == 0) {
-      throw UsageError(fmt::format("--chunks {}: '{}' is not a positive integer", text, part));
+      throw UsageError(fmt::format("{} {}: '{}' is not a positive integer", option, text, part));
     }
-    chunks.push_back(value);
+    shape.push_back(value);
   }
-  if (chunks.size() == 1 && ndim > 1) chunks.assign(ndim, chunks[0]);  // one value: every axis
-  if (chunks.size() != ndim) {
-    throw UsageError(fmt::format("--chunks {}: {} values for an array of {} dimensions", text, chunks.size(), ndim));
+  if (shape.size() == 1 && ndim > 1) shape.assign(ndim, shape[0]);  // one value: every axis
+  if (shape.size() != ndim) {
+    throw UsageError(fmt::format("{} {}: {} values for an array of {} dimensions", option, text, shape.size(), ndim));
   }
-  return chunks;
+  return shape;
 }
+
+}  // namespace
+
+Shape parse_chunks_option(const std::string& text, std::size_t ndim) { return parse_shape_option("--chunks", text, ndim); }
+
+Shape parse_shards_option(const std::string& text, std::size_t ndim) { return parse_shape_option("--shards", text, ndim); }
 
 std::vector<std::optional<std::string>> parse_dimension_names_option(const std::string& text, std::size_t ndim) {
   std::vector<std::optional<std::string>> names;

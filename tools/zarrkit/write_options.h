@@ -19,6 +19,7 @@ namespace zarrkit::cli {
 struct WriteOptions {
   int zarr_format = 0;            // 0: not given (import: 3; cp: the source's)
   std::string chunks;             // "10,20", or "10" for every axis; empty: not given
+  std::string shards;             // v3 shard shape, like chunks; --chunks is then the inner chunk shape
   std::vector<std::string> codecs;  // --codec, in order
   std::string fill_value;         // JSON; empty: not given
   std::string order;              // "C" / "F"; empty: not given
@@ -32,6 +33,7 @@ void add_write_options(CLI::App& command, WriteOptions& options);
 
 // The parsed forms; each throws UsageError naming the option.
 Shape parse_chunks_option(const std::string& text, std::size_t ndim);
+Shape parse_shards_option(const std::string& text, std::size_t ndim);
 std::vector<std::optional<std::string>> parse_dimension_names_option(const std::string& text, std::size_t ndim);
 // The --fill-value JSON, checked against the data type in the target format.
 nlohmann::json parse_fill_value_option(const std::string& text, const DataType& dtype, int zarr_format);

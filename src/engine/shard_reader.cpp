@@ -1,0 +1,228 @@
+// Reading a shard in part: the index first, then only the inner chunks a task needs, as
+// coalesced byte ranges (see shard_io.h).
+#include <algorithm>
+#include <limits>
+
+#include <fmt/ranges.h>
+
+#include "core/checked_math.h"
+#include "engine/shard_io.h"
+#include "engine/shard_level.h"
+#include "engine/shard_runs.h"
+#include "zarrkit/config.h"
+#include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
+
+namespace zarrkit {
+namespace {
+
+// Where one level's shard lies: a whole store value, or a byte range of one (an inner chunk
+// of the level above). `bytes` holds the shard when it has been fetched already.
+struct ShardSource {
+  std::uint64_t base = 0;                // offset of the shard in the store value
+  std::optional<std::uint64_t> size;     // known for a fetched or nested shard
+  std::optional<Buffer> bytes;           // the whole shard, when fetched
+};
+
+struct ReadContext {
+  Store& store;
+  const std::string& key;
+  const NDView& region;
+  ByteView fill;
+  std::uint64_t coalesce_gap;
+};
+
+// A byte range of the store value to fetch, and the inner chunks it serves.
+struct Fetch {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+
+// The work for one stored inner chunk.
+struct InnerRead {
+  const InnerChunkRef* chunk = nullptr;
+  ShardIndexEntry entry;
+  bool nested = false;      // read in part, one level down
+  std::size_t fetch = 0;    // which merged range holds its bytes
+  Buffer bytes;             // its encoded bytes, once fetched
+};
+
+void fill_all(const BlockRuns& runs, const ReadContext& ctx) {
+  fill_region(runs, ctx.region.data, ctx.region.byte_strides, ctx.fill);
+}
+
+// The index bytes of the shard, or nullopt when the shard is absent.
+std::optional<Buffer> fetch_index(const ShardLevel& level, const ShardSource& source, const ReadContext& ctx) {
+  const std::uint64_t index_size = level.layout.index_size;
+  const bool at_start = level.codec->index_location() == ShardIndexLocation::kStart;
+  if (source.size && *source.size < index_size) {
+    fail_data_loss("shard of {} bytes is shorter than its {}-byte index", *source.size, index_size);
+  }
+  if (source.bytes) {
+    const std::size_t size = source.bytes->size();
+    return at_start ? source.bytes->slice(0, to_size(index_size))
+                    : source.bytes->slice(size - to_size(index_size), to_size(index_size));
+  }
+  ByteRange range = ByteRange::last(index_size);
+  if (at_start) {
+    range = ByteRange::range(source.base, source.base + index_size);
+  } else if (source.size) {
+    const std::uint64_t end = source.base + *source.size;
+    range = ByteRange::range(end - index_size, end);
+  }
+  std::optional<Buffer> index = ctx.store.get(ctx.key, BufferPrototype::host(), range);
+  if (index && index->size() != index_size) {
+    fail_data_loss("shard of {} bytes is shorter than its {}-byte index", index->size(), index_size);
+  }
+  return index;
+}
+
+// Sorts the ranges of `reads` by offset and merges those less than `gap` bytes apart.
+// Returns the merged ranges; each read learns which one holds it.
+std::vector<Fetch> coalesce(std::vector<InnerRead*>& reads, std::uint64_t base, std::uint64_t gap) {
+  std::sort(reads.begin(), reads.end(),
+            [](const InnerRead* a, const InnerRead* b) { return a->entry.offset < b->entry.offset; });
+  std::vector<Fetch> fetches;
+  for (InnerRead* read : reads) {
+    const std::uint64_t begin = base + read->entry.offset;  // no overflow: checked against the size
+    const std::uint64_t end = begin + read->entry.nbytes;
+    const std::uint64_t reach = fetches.empty() ? 0 : fetches.back().end;
+    if (fetches.empty() || begin > reach + std::min(gap, std::numeric_limits<std::uint64_t>::max() - reach)) {
+      fetches.push_back({begin, end});
+    } else {
+      fetches.back().end = std::max(fetches.back().end, end);
+    }
+    read->fetch = fetches.size() - 1;
+  }
+  return fetches;
+}
+
+void read_level(const ShardLevel& level, const ShardSource& source, const BlockRuns& runs, const Shape& valid,
+                const ReadContext& ctx);
+
+// Decodes (or, nested, reads in part) one inner chunk and copies its selected elements.
+void finish_inner_read(const ShardLevel& level, const InnerRead& read, const ShardSource& source,
+                       const ReadContext& ctx) {
+  const BlockRuns runs = read.chunk->runs();
+  try {
+    if (read.nested) {
+      ShardSource inner;
+      inner.base = source.base + read.entry.offset;
+      inner.size = read.entry.nbytes;
+      if (source.bytes) inner.bytes = source.bytes->slice(to_size(read.entry.offset), to_size(read.entry.nbytes));
+      read_level(*level.nested, inner, runs, read.chunk->valid(), ctx);
+      return;
+    }
+    const NDBuffer chunk = level.codec->decode_inner_chunk(read.bytes.view(), level.layout);
+    copy_block_to_region(runs, chunk.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,
+                         level.layout.inner_spec.dtype.size());
+  } catch (const Error& e) {
+    rethrow_with_context(e, read.chunk->describe());
+  }
+}
+
+void read_level(const ShardLevel& level, const ShardSource& source, const BlockRuns& runs, const Shape& valid,
+                const ReadContext& ctx) {
+  const LevelSelection sel = select_inner_chunks(level, runs, valid);
+  const std::optional<Buffer> index = fetch_index(level, source, ctx);
+  if (!index) return fill_all(runs, ctx);  // no shard: all fill value
+  const std::vector<ShardIndexEntry> entries = level.codec->decode_index(index->view(), level.layout, source.size);
+
+  std::vector<InnerRead> reads;
+  reads.reserve(sel.chunks.size());
+  for (const InnerChunkRef& chunk : sel.chunks) {
+    const ShardIndexEntry& entry = entries[to_size(chunk.ordinal)];
+    if (entry.is_empty()) {
+      fill_all(chunk.runs(), ctx);
+      continue;
+    }
+    InnerRead read;
+    read.chunk = &chunk;
+    read.entry = entry;
+    // A nested shard is worth reading in part unless the task wants all of it.
+    read.nested = level.nested != nullptr && !chunk.covered;
+    reads.push_back(std::move(read));
+  }
+
+  // Fetch what is not at hand: every inner chunk read whole, in as few ranges as the gap
+  // setting allows, through one get_ranges call.
+  std::vector<InnerRead*> to_fetch;
+  for (InnerRead& read : reads) {
+    if (read.nested) continue;
+    if (source.bytes) {
+      read.bytes = source.bytes->slice(to_size(read.entry.offset), to_size(read.entry.nbytes));
+    } else {
+      to_fetch.push_back(&read);
+    }
+  }
+  if (!to_fetch.empty()) {
+    const std::vector<Fetch> fetches = coalesce(to_fetch, source.base, ctx.coalesce_gap);
+    std::vector<ByteRange> ranges;
+    ranges.reserve(fetches.size());
+    for (const Fetch& f : fetches) ranges.push_back(ByteRange::range(f.begin, f.end));
+    const auto got = ctx.store.get_ranges(ctx.key, ranges, BufferPrototype::host());
+    if (!got) return fill_all(runs, ctx);  // deleted since the index was read: now all fill
+    if (got->size() != fetches.size()) throw InternalError("get_ranges returned the wrong number of ranges");
+    for (std::size_t i = 0; i < fetches.size(); ++i) {
+      if ((*got)[i].size() != fetches[i].end - fetches[i].begin) {
+        fail_data_loss("bytes [{}, {}) of the shard hold inner chunks, but the shard ends at byte {}",
+                       fetches[i].begin, fetches[i].end, fetches[i].begin + (*got)[i].size());
+      }
+    }
+    for (InnerRead* read : to_fetch) {
+      const std::uint64_t offset = source.base + read->entry.offset - fetches[read->fetch].begin;
+      read->bytes = (*got)[read->fetch].slice(to_size(offset), to_size(read->entry.nbytes));
+    }
+  }
+
+  // Decoding is the expensive part: spread it over the pool (inline when this task already
+  // runs on the pool).
+  shared_thread_pool().parallel_for(reads.size(), [&](std::size_t i) { finish_inner_read(level, reads[i], source, ctx); });
+}
+
+Shape shard_valid_extent(const ArrayMetadata& m, const ChunkTask& task) {
+  Shape valid(m.ndim());
+  for (std::size_t a = 0; a < m.ndim(); ++a) {
+    const std::uint64_t begin = task.chunk_coords[a] * m.chunk_shape[a];
+    valid[a] = std::min(m.chunk_shape[a], m.shape[a] - begin);
+  }
+  return valid;
+}
+
+BlockRuns task_runs(const ChunkTask& task) {
+  BlockRuns runs;
+  runs.reserve(task.axes.size());
+  for (const AxisChunkPart& part : task.axes) runs.push_back(part.runs());
+  return runs;
+}
+
+}  // namespace
+
+void ShardIo::read(Store& store, const std::string& key, const ChunkTask& task, const NDView& region) const {
+  if (!top_) return read_whole(store, key, task, region);
+  const ReadContext ctx{store, key, region, metadata_.fill_value.bytes(), settings_.coalesce_gap};
+  const BlockRuns runs = task_runs(task);
+  ShardSource source;
+  // Everything wanted, or ranges no cheaper than the whole: one get.
+  if (task.covers_whole_chunk || !store.capabilities().partial_reads) {
+    source.bytes = store.get(key, BufferPrototype::host());
+    if (!source.bytes) return fill_all(runs, ctx);
+    source.size = source.bytes->size();
+  }
+  read_level(*top_, source, runs, shard_valid_extent(metadata_, task), ctx);
+}
+
+void ShardIo::read_whole(Store& store, const std::string& key, const ChunkTask& task, const NDView& region) const {
+  const BlockRuns runs = task_runs(task);
+  const auto encoded = store.get(key, BufferPrototype::host());
+  if (!encoded) return fill_region(runs, region.data, region.byte_strides, metadata_.fill_value.bytes());
+  const NDBuffer chunk = metadata_.codecs->decode(encoded->view(), metadata_.chunk_spec(), BufferPrototype::host());
+  if (chunk.shape() != metadata_.chunk_shape || chunk.nbytes() != checked_nbytes(metadata_.chunk_shape, metadata_.dtype)) {
+    fail_data_loss("the codec chain decoded an array of shape [{}], the chunk is [{}]", fmt::join(chunk.shape(), ","),
+                   fmt::join(metadata_.chunk_shape, ","));
+  }
+  copy_block_to_region(runs, chunk.data(), NDView::c_strides(metadata_.chunk_shape, metadata_.dtype.size()),
+                       region.data, region.byte_strides, metadata_.dtype.size());
+}
+
+}  // namespace zarrkit

@@ -1,0 +1,273 @@
+// Writing a shard: encode what the task covers, merge the rest, keep untouched inner chunks'
+// bytes as they are (see shard_io.h).
+#include <cstring>
+
+#include <fmt/ranges.h>
+
+#include "core/checked_math.h"
+#include "engine/shard_io.h"
+#include "engine/shard_level.h"
+#include "engine/shard_locks.h"
+#include "engine/shard_runs.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/config.h"
+#include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
+
+namespace zarrkit {
+namespace {
+
+struct WriteContext {
+  const NDView& input;  // region coordinates
+  const FillValue& fill;
+  bool write_empty_chunks;
+};
+
+// The new bytes of one inner chunk: absent (empty entry) or encoded.
+using InnerBytes = std::optional<Buffer>;
+
+// An inner chunk of the level built from `base` (its old decoded values, or null for all fill
+// value) with the task's elements written over it; nullopt if it then holds only the fill
+// value (and empty chunks are not kept).
+InnerBytes encode_inner(const ShardLevel& level, const InnerChunkRef& chunk, NDBuffer values, const WriteContext& ctx) {
+  const ChunkSpec& spec = level.layout.inner_spec;
+  copy_region_to_block(chunk.runs(), ctx.input.data, ctx.input.byte_strides, values.data(), level.inner_strides,
+                       spec.dtype.size());
+  if (!ctx.write_empty_chunks && all_equal_fill(values.buffer().view(), spec.dtype, spec.fill_value)) {
+    return std::nullopt;
+  }
+  return level.codec->inner_codecs().encode(values, spec);
+}
+
+// An inner chunk the task covers completely: its old values do not matter.
+InnerBytes encode_covered(const ShardLevel& level, const InnerChunkRef& chunk, const WriteContext& ctx) {
+  const ChunkSpec& spec = level.layout.inner_spec;
+  // Past the array's edge an inner chunk holds the fill value, as zarr-python pads it.
+  NDBuffer values = chunk.inside ? NDBuffer::allocate(spec.shape, spec.dtype)
+                                 : NDBuffer::filled(spec.shape, spec.dtype, spec.fill_value);
+  return encode_inner(level, chunk, std::move(values), ctx);
+}
+
+// Encodes the index of `entries` with the level's index codecs.
+Buffer encode_index(const ShardLevel& level, const std::vector<ShardIndexEntry>& entries) {
+  const ChunkSpec& spec = level.layout.index_spec;
+  NDBuffer index = NDBuffer::allocate(spec.shape, spec.dtype);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::memcpy(index.data() + 16 * i, &entries[i].offset, 8);  // native order: the bytes codec swaps
+    std::memcpy(index.data() + 16 * i + 8, &entries[i].nbytes, 8);
+  }
+  Buffer encoded = level.codec->index_codecs().encode(index, spec);
+  if (encoded.size() != level.layout.index_size) {
+    throw InternalError(fmt::format("shard index encoded to {} bytes, expected {}", encoded.size(),
+                                    level.layout.index_size));
+  }
+  return encoded;
+}
+
+// The old shard's bytes and its validated index.
+struct OldShard {
+  ByteView bytes;
+  std::vector<ShardIndexEntry> entries;  // empty when there is no old shard
+
+  ByteView entry_bytes(std::uint64_t ordinal) const {
+    if (entries.empty() || entries[to_size(ordinal)].is_empty()) return {};
+    const ShardIndexEntry& e = entries[to_size(ordinal)];
+    return bytes.subspan(to_size(e.offset), to_size(e.nbytes));  // checked by decode_index
+  }
+  bool has(std::uint64_t ordinal) const { return !entries.empty() && !entries[to_size(ordinal)].is_empty(); }
+};
+
+OldShard parse_old(const ShardLevel& level, std::optional<ByteView> bytes) {
+  OldShard old;
+  if (!bytes) return old;
+  const std::uint64_t index_size = level.layout.index_size;
+  if (bytes->size() < index_size) {
+    fail_data_loss("the stored shard of {} bytes is shorter than its {}-byte index", bytes->size(), index_size);
+  }
+  const ByteView index = level.codec->index_location() == ShardIndexLocation::kStart
+                             ? bytes->first(to_size(index_size))
+                             : bytes->last(to_size(index_size));
+  old.bytes = *bytes;
+  try {
+    old.entries = level.codec->decode_index(index, level.layout, bytes->size());
+  } catch (const Error& e) {
+    rethrow_with_context(e, "the stored shard cannot be updated");
+  }
+  return old;
+}
+
+// Lays out a shard: pieces (by ordinal) in the level's write order, then the index at its
+// place. nullopt when no inner chunk is stored.
+std::optional<Buffer> assemble(const ShardLevel& level, const std::vector<std::optional<ByteView>>& pieces) {
+  const bool at_start = level.codec->index_location() == ShardIndexLocation::kStart;
+  const std::uint64_t index_size = level.layout.index_size;
+  std::vector<ShardIndexEntry> entries(pieces.size());
+  std::uint64_t cursor = at_start ? index_size : 0;
+  bool any = false;
+  const std::vector<std::uint64_t>& order = level.write_order();
+  for (const std::uint64_t ordinal : order) {
+    const auto& piece = pieces[to_size(ordinal)];
+    if (!piece) continue;
+    any = true;
+    entries[to_size(ordinal)] = ShardIndexEntry{cursor, piece->size()};
+    cursor = checked_add(cursor, piece->size(), "shard size");
+  }
+  if (!any) return std::nullopt;
+  const Buffer index = encode_index(level, entries);
+  Buffer out = Buffer::allocate(to_size(checked_add(cursor, at_start ? 0 : index_size, "shard size")));
+  std::byte* dst = out.data();
+  if (at_start) dst = std::copy_n(index.data(), index.size(), dst);
+  for (const std::uint64_t ordinal : order) {
+    const auto& piece = pieces[to_size(ordinal)];
+    if (piece && !piece->empty()) dst = std::copy_n(piece->data(), piece->size(), dst);
+  }
+  if (!at_start) std::copy_n(index.data(), index.size(), dst);
+  return out;
+}
+
+std::optional<Buffer> update_level(const ShardLevel& level, std::optional<ByteView> old_bytes, const LevelSelection& sel,
+                                   std::vector<InnerBytes>& encoded, std::vector<bool>& done, const WriteContext& ctx);
+
+// The new bytes of an inner chunk the task covers only in part: merged with its old value.
+InnerBytes merge_inner(const ShardLevel& level, const InnerChunkRef& chunk, const OldShard& old,
+                       const WriteContext& ctx) {
+  const ChunkSpec& spec = level.layout.inner_spec;
+  const bool stored = old.has(chunk.ordinal);
+  if (level.nested) {
+    // A nested shard: update it the same way, one level down, keeping its untouched chunks.
+    const LevelSelection inner = select_inner_chunks(*level.nested, chunk.runs(), chunk.valid());
+    std::vector<InnerBytes> encoded(to_size(level.nested->layout.num_inner_chunks));
+    std::vector<bool> done(encoded.size(), false);
+    auto bytes = update_level(*level.nested, stored ? std::optional(old.entry_bytes(chunk.ordinal)) : std::nullopt,
+                              inner, encoded, done, ctx);
+    return bytes;
+  }
+  NDBuffer values = stored ? level.codec->decode_inner_chunk(old.entry_bytes(chunk.ordinal), level.layout)
+                           : NDBuffer::filled(spec.shape, spec.dtype, spec.fill_value);
+  return encode_inner(level, chunk, std::move(values), ctx);
+}
+
+// The level's new shard. `encoded[ordinal]` holds inner chunks already encoded (where
+// `done[ordinal]`); the rest of the touched ones are encoded or merged here.
+std::optional<Buffer> update_level(const ShardLevel& level, std::optional<ByteView> old_bytes, const LevelSelection& sel,
+                                   std::vector<InnerBytes>& encoded, std::vector<bool>& done, const WriteContext& ctx) {
+  const OldShard old = parse_old(level, old_bytes);
+  std::vector<std::optional<ByteView>> pieces(to_size(level.layout.num_inner_chunks));
+  // Untouched inner chunks keep their bytes (touched ones are replaced below).
+  if (!old.entries.empty()) {
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      if (old.has(i)) pieces[i] = old.entry_bytes(i);
+    }
+  }
+  for (const InnerChunkRef& chunk : sel.chunks) {
+    const std::size_t i = to_size(chunk.ordinal);
+    if (!done[i]) {
+      try {
+        encoded[i] = chunk.covered ? encode_covered(level, chunk, ctx) : merge_inner(level, chunk, old, ctx);
+      } catch (const Error& e) {
+        rethrow_with_context(e, chunk.describe());
+      }
+      done[i] = true;
+    }
+    pieces[i] = encoded[i] ? std::optional<ByteView>(encoded[i]->view()) : std::nullopt;
+  }
+  return assemble(level, pieces);
+}
+
+BlockRuns task_runs(const ChunkTask& task) {
+  BlockRuns runs;
+  runs.reserve(task.axes.size());
+  for (const AxisChunkPart& part : task.axes) runs.push_back(part.runs());
+  return runs;
+}
+
+Shape shard_valid_extent(const ArrayMetadata& m, const ChunkTask& task) {
+  Shape valid(m.ndim());
+  for (std::size_t a = 0; a < m.ndim(); ++a) {
+    valid[a] = std::min(m.chunk_shape[a], m.shape[a] - task.chunk_coords[a] * m.chunk_shape[a]);
+  }
+  return valid;
+}
+
+}  // namespace
+
+ShardIo::ShardIo(const ArrayMetadata& metadata, std::unique_ptr<ShardLevel> top, Settings settings)
+    : metadata_(metadata), top_(std::move(top)), settings_(settings) {}
+
+ShardIo::~ShardIo() = default;
+
+std::unique_ptr<ShardIo> ShardIo::for_array(const ArrayMetadata& metadata) {
+  if (!metadata.codecs) return nullptr;
+  const auto* codec = dynamic_cast<const ShardingCodec*>(metadata.codecs->array_to_bytes().get());
+  if (codec == nullptr) return nullptr;
+  const Config& config = current_config();
+  Settings settings{config.shard_coalesce_gap_bytes, config.write_empty_chunks};
+  std::unique_ptr<ShardLevel> top;
+  if (sole_sharding_codec(*metadata.codecs) != nullptr) top = make_shard_level(*codec, metadata.chunk_spec());
+  return std::make_unique<ShardIo>(metadata, std::move(top), settings);
+}
+
+void ShardIo::write(Store& store, const std::string& key, const ChunkTask& task, const NDView& input) const {
+  if (!top_) return write_whole(store, key, task, input);
+  const ShardLevel& level = *top_;
+  const WriteContext ctx{input, metadata_.fill_value, settings_.write_empty_chunks};
+  const LevelSelection sel = select_inner_chunks(level, task_runs(task), shard_valid_extent(metadata_, task));
+
+  // Before the lock: encode the inner chunks the task covers completely; they do not depend
+  // on what is stored. In parallel when this task runs alone (inline inside a pool task).
+  std::vector<InnerBytes> encoded(to_size(level.layout.num_inner_chunks));
+  std::vector<bool> done(encoded.size(), false);
+  std::vector<const InnerChunkRef*> covered;
+  for (const InnerChunkRef& chunk : sel.chunks) {
+    if (chunk.covered) covered.push_back(&chunk);
+  }
+  shared_thread_pool().parallel_for(covered.size(), [&](std::size_t i) {
+    try {
+      encoded[to_size(covered[i]->ordinal)] = encode_covered(level, *covered[i], ctx);
+    } catch (const Error& e) {
+      rethrow_with_context(e, covered[i]->describe());
+    }
+  });
+  for (const InnerChunkRef* chunk : covered) done[to_size(chunk->ordinal)] = true;
+  // Nothing of the old shard survives when the task covers every inner chunk inside the array.
+  const bool keeps_old = covered.size() != sel.chunks_inside_array;
+
+  const std::lock_guard lock(shard_write_mutex(store.describe(), key));
+  std::optional<Buffer> old;
+  if (keeps_old) old = store.get(key, BufferPrototype::host());
+  const std::optional<Buffer> shard =
+      update_level(level, old ? std::optional(old->view()) : std::nullopt, sel, encoded, done, ctx);
+  if (shard) {
+    store.set(key, shard->view());
+  } else {
+    store.erase(key);  // no inner chunk left: zarr-python deletes such a shard too
+  }
+}
+
+void ShardIo::write_whole(Store& store, const std::string& key, const ChunkTask& task, const NDView& input) const {
+  const ArrayMetadata& m = metadata_;
+  const ChunkSpec spec = m.chunk_spec();
+  const auto strides = NDView::c_strides(m.chunk_shape, m.dtype.size());
+  const std::lock_guard lock(shard_write_mutex(store.describe(), key));
+  NDBuffer chunk;
+  if (task.covers_whole_chunk) {
+    chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value);
+  } else if (auto existing = store.get(key, BufferPrototype::host())) {
+    chunk = m.codecs->decode(existing->view(), spec, BufferPrototype::host());  // fresh memory, ours to change
+    if (chunk.shape() != m.chunk_shape || chunk.nbytes() != checked_nbytes(m.chunk_shape, m.dtype)) {
+      fail_data_loss("the codec chain decoded an array of shape [{}], the chunk is [{}]", fmt::join(chunk.shape(), ","),
+                     fmt::join(m.chunk_shape, ","));
+    }
+  } else {
+    chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value);
+  }
+  copy_region_to_block(task_runs(task), input.data, input.byte_strides, chunk.data(), strides, m.dtype.size());
+  if (!settings_.write_empty_chunks && all_equal_fill(chunk.buffer().view(), m.dtype, m.fill_value)) {
+    store.erase(key);
+    return;
+  }
+  const Buffer encoded = m.codecs->encode(chunk, spec);
+  store.set(key, encoded.view());
+}
+
+}  // namespace zarrkit
