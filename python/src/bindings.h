@@ -1,0 +1,91 @@
+// Shared pieces of the zarrkit._zarrkit extension module: one bind_* function per area,
+// and the helpers they share (settings, buffers, selections).
+//
+// The module is private: the public API is the Python package (python/zarrkit), which
+// checks and converts arguments and calls these functions. JSON crosses the boundary as
+// text (Python's json module on one side, nlohmann::json on the other), and array data as
+// objects with the buffer protocol (NumPy arrays), so that any fixed-size dtype works.
+#pragma once
+
+#include <Python.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nlohmann/json.hpp>
+
+#include "zarrkit/buffer.h"
+#include "zarrkit/config.h"
+#include "zarrkit/dtype.h"
+#include "zarrkit/ndbuffer.h"
+#include "zarrkit/selection.h"
+#include "zarrkit/store.h"
+
+namespace zarrkit::python {
+
+namespace nb = nanobind;
+
+void bind_errors(nb::module_& m);
+void bind_config(nb::module_& m);
+void bind_stores(nb::module_& m);
+void bind_arrays(nb::module_& m);
+void bind_groups(nb::module_& m);
+void bind_codecs(nb::module_& m);
+
+// ---- Settings ------------------------------------------------------------------------------
+// The settings Python asked for (zarrkit.config). Every call into the engine runs under a
+// ScopedConfig made from a snapshot of them, so that changing them from one Python thread
+// never races with work running on another.
+Config python_settings();
+void set_python_settings(const Config& config);
+
+// Holds the snapshot for the duration of one engine call, on the calling thread.
+class SettingsScope {
+ public:
+  SettingsScope();
+
+ private:
+  ScopedConfig scope_;
+};
+
+// ---- Stores --------------------------------------------------------------------------------
+// What Python holds for a store: the C++ store and how to re-open it in another process.
+struct StoreHandle {
+  std::shared_ptr<Store> store;
+};
+
+// ---- Buffers -------------------------------------------------------------------------------
+// A Python buffer (PEP 3118) held for as long as this object lives; released with the GIL.
+class PyBufferView {
+ public:
+  PyBufferView(nb::handle object, bool writable);
+  ~PyBufferView();
+  PyBufferView(const PyBufferView&) = delete;
+  PyBufferView& operator=(const PyBufferView&) = delete;
+
+  std::byte* data() const { return static_cast<std::byte*>(view_.buf); }
+  std::size_t size() const { return static_cast<std::size_t>(view_.len); }
+  ByteView bytes() const { return {data(), size()}; }
+  // The buffer as an array view of `dtype` (its item size must match).
+  NDView as_ndview(const DataType& dtype, const char* what) const;
+
+ private:
+  Py_buffer view_{};
+};
+
+// A 1-d uint8 NumPy array that owns `buffer` (no copy).
+nb::object buffer_to_numpy(Buffer buffer);
+
+// ---- Selections ----------------------------------------------------------------------------
+// A tuple of int / slice / Ellipsis (the Python package has already expanded other index
+// forms it supports) as a Selection.
+Selection to_selection(nb::handle key);
+
+// ---- JSON -----------------------------------------------------------------------------------
+// JSON text from Python (json.dumps) as nlohmann::json; InvalidArgumentError if malformed.
+nlohmann::json parse_json_argument(const std::string& text, const char* what);
+
+}  // namespace zarrkit::python

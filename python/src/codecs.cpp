@@ -1,0 +1,138 @@
+// Codec chains for zarr-python's codec pipeline (zarrkit.zarr_pipeline): batches of chunks
+// encoded or decoded in parallel on the engine's thread pool, with the GIL released.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "dtypes.h"
+#include "zarrkit/codec_chain.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
+#include "zarrkit/metadata.h"
+#include "zarrkit/thread_pool.h"
+
+namespace zarrkit::python {
+namespace {
+
+using json = nlohmann::json;
+
+// A validated chain and the data type of the chunks it works on.
+struct ChainHandle {
+  std::shared_ptr<const CodecChain> chain;
+  DataType dtype;
+  // Set when built from whole array metadata (v2 arrays): the chunk spec it implies.
+  std::optional<ChunkSpec> spec;
+};
+
+ChunkSpec make_spec(const ChainHandle& h, const Shape& shape, nb::handle fill) {
+  ChunkSpec spec{shape, h.dtype, FillValue::zero(h.dtype)};
+  if (!fill.is_none()) {
+    PyBufferView bytes(fill, false);
+    if (bytes.size() != h.dtype.size()) {
+      fail_invalid("the fill value has {} bytes, {} needs {}", bytes.size(), h.dtype.name(), h.dtype.size());
+    }
+    spec.fill_value = FillValue::from_bytes(bytes.bytes());
+  }
+  h.chain->validate(spec);
+  return spec;
+}
+
+nb::list decode_batch(const ChainHandle& h, nb::list chunks, const Shape& shape, nb::handle fill) {
+  const ChunkSpec spec = make_spec(h, shape, fill);
+  const std::size_t n = nb::len(chunks);
+  std::vector<std::unique_ptr<PyBufferView>> inputs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!chunks[i].is_none()) inputs[i] = std::make_unique<PyBufferView>(chunks[i], false);
+  }
+  std::vector<std::optional<Buffer>> outputs(n);
+  {
+    nb::gil_scoped_release release;
+    SettingsScope settings;
+    const BufferPrototype host = BufferPrototype::host();
+    shared_thread_pool().parallel_for(n, [&](std::size_t i) {
+      if (!inputs[i]) return;
+      NDBuffer decoded = h.chain->decode(inputs[i]->bytes(), spec, host);
+      if (decoded.shape() != spec.shape) {
+        fail_data_loss("the codec chain decoded a chunk of {} dimensions, expected {}", decoded.ndim(),
+                       spec.shape.size());
+      }
+      outputs[i] = std::move(decoded.buffer());
+    });
+  }
+  nb::list result;
+  for (auto& o : outputs) result.append(o ? buffer_to_numpy(std::move(*o)) : nb::none());
+  return result;
+}
+
+nb::list encode_batch(const ChainHandle& h, nb::list chunks, const Shape& shape, nb::handle fill) {
+  const ChunkSpec spec = make_spec(h, shape, fill);
+  const std::uint64_t chunk_bytes = checked_nbytes(shape, h.dtype);
+  const std::size_t n = nb::len(chunks);
+  std::vector<std::unique_ptr<PyBufferView>> inputs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (chunks[i].is_none()) continue;
+    inputs[i] = std::make_unique<PyBufferView>(chunks[i], false);
+    if (inputs[i]->size() != chunk_bytes) {
+      fail_invalid("chunk {} of the batch has {} bytes, a chunk of this spec has {}", i, inputs[i]->size(),
+                   chunk_bytes);
+    }
+  }
+  std::vector<std::optional<Buffer>> outputs(n);
+  {
+    nb::gil_scoped_release release;
+    SettingsScope settings;
+    shared_thread_pool().parallel_for(n, [&](std::size_t i) {
+      if (!inputs[i]) return;
+      // The input is C-contiguous (the Python side ensures it): wrap it, no copy.
+      const NDBuffer chunk(Buffer::wrap(nullptr, inputs[i]->data(), inputs[i]->size()), spec.shape, h.dtype);
+      outputs[i] = h.chain->encode(chunk, spec);
+    });
+  }
+  nb::list result;
+  for (auto& o : outputs) result.append(o ? buffer_to_numpy(std::move(*o)) : nb::none());
+  return result;
+}
+
+}  // namespace
+
+void bind_codecs(nb::module_& m) {
+  nb::class_<ChainHandle>(m, "CodecChain", "A validated codec chain for one data type.")
+      .def_prop_ro("numpy_descr", [](const ChainHandle& h) { return numpy_descr(h.dtype).dump(); })
+      .def_prop_ro("codecs_json", [](const ChainHandle& h) { return h.chain->to_json().dump(); })
+      .def("decode", &decode_batch, nb::arg("chunks"), nb::arg("shape"), nb::arg("fill").none(),
+           "Decodes a batch (bytes-like or None each) into uint8 arrays of the decoded chunks "
+           "(C order, native byte order), None where the input was None.")
+      .def("encode", &encode_batch, nb::arg("chunks"), nb::arg("shape"), nb::arg("fill").none(),
+           "Encodes a batch of C-contiguous chunk arrays (or None) into uint8 arrays.");
+
+  m.def("chain_from_v3",
+        [](const std::string& codecs_json, const std::string& data_type_json) {
+          const json codecs = parse_json_argument(codecs_json, "codecs");
+          const DataType dtype = parse_dtype_v3(parse_json_argument(data_type_json, "data_type"));
+          auto chain = std::make_shared<const CodecChain>(CodecChain::from_v3_json(codecs, dtype, CodecRegistry::builtin()));
+          return ChainHandle{std::move(chain), dtype, std::nullopt};
+        },
+        nb::arg("codecs_json"), nb::arg("data_type_json"),
+        "The chain of a v3 \"codecs\" list; UnsupportedError when a codec is not built in.");
+  m.def("chain_from_v2_metadata",
+        [](const std::string& zarray_json) {
+          const ArrayMetadata meta = parse_array_metadata_v2(parse_json_argument(zarray_json, ".zarray"), std::nullopt,
+                                                             CodecRegistry::builtin());
+          return ChainHandle{meta.codecs, meta.dtype, meta.chunk_spec()};
+        },
+        nb::arg("zarray_json"), "The chain a v2 .zarray document implies (compressor, filters, order, byte order).");
+  m.def("codec_v2_form",
+        [](const std::string& entry_json, const std::string& dtype_json) -> std::string {
+          const json entry = parse_json_argument(entry_json, "codec");
+          CodecContext context{dtype_from_python(parse_json_argument(dtype_json, "dtype")), 3};
+          auto codec = CodecRegistry::builtin().make_v3(entry, context);
+          if (!codec) fail_unsupported("codec {} is not known to zarrkit", entry.dump());
+          auto v2 = codec->to_v2_json();
+          if (!v2) fail_invalid("codec {} has no Zarr v2 (numcodecs) form", codec->name());
+          return v2->dump();
+        },
+        nb::arg("entry_json"), nb::arg("dtype_json"), "The numcodecs form of a v3 codec entry.");
+}
+
+}  // namespace zarrkit::python

@@ -1,0 +1,109 @@
+// Stores: LocalStore, MemoryStore, and opening a location ("data.zarr", "file://...").
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "zarrkit/stores/local_store.h"
+#include "zarrkit/stores/memory_store.h"
+#include "zarrkit/stores/open_store.h"
+
+namespace zarrkit::python {
+namespace {
+
+std::string store_kind(const Store& store) {
+  if (dynamic_cast<const LocalStore*>(&store) != nullptr) return "local";
+  if (dynamic_cast<const MemoryStore*>(&store) != nullptr) return "memory";
+  return "other";
+}
+
+}  // namespace
+
+void bind_stores(nb::module_& m) {
+  nb::class_<StoreHandle>(m, "Store", "A key-value store of the engine.")
+      .def_prop_ro("kind", [](const StoreHandle& s) { return store_kind(*s.store); },
+                   "'local', 'memory' or 'other'.")
+      .def_prop_ro("root",
+                   [](const StoreHandle& s) -> std::optional<std::string> {
+                     if (auto* local = dynamic_cast<const LocalStore*>(s.store.get())) {
+                       return local->root().string();
+                     }
+                     return std::nullopt;
+                   },
+                   "The directory of a local store, else None.")
+      .def_prop_ro("writable", [](const StoreHandle& s) { return s.store->capabilities().writable; })
+      .def("describe", [](const StoreHandle& s) { return s.store->describe(); })
+      .def("get",
+           [](const StoreHandle& s, const std::string& key) -> nb::object {
+             std::optional<Buffer> value;
+             {
+               nb::gil_scoped_release release;
+               SettingsScope settings;
+               value = s.store->get(key);
+             }
+             if (!value) return nb::none();
+             return buffer_to_numpy(std::move(*value));
+           },
+           nb::arg("key"), "The value of `key` as a uint8 NumPy array, or None.")
+      .def("set",
+           [](const StoreHandle& s, const std::string& key, nb::handle value) {
+             PyBufferView bytes(value, false);
+             nb::gil_scoped_release release;
+             s.store->set(key, bytes.bytes());
+           },
+           nb::arg("key"), nb::arg("value"))
+      .def("erase",
+           [](const StoreHandle& s, const std::string& key) {
+             nb::gil_scoped_release release;
+             s.store->erase(key);
+           },
+           nb::arg("key"))
+      .def("erase_prefix",
+           [](const StoreHandle& s, const std::string& prefix) {
+             nb::gil_scoped_release release;
+             s.store->erase_prefix(prefix);
+           },
+           nb::arg("prefix"))
+      .def("exists",
+           [](const StoreHandle& s, const std::string& key) {
+             nb::gil_scoped_release release;
+             return s.store->exists(key);
+           },
+           nb::arg("key"))
+      .def("list",
+           [](const StoreHandle& s, const std::string& prefix) {
+             nb::gil_scoped_release release;
+             return s.store->list(prefix);
+           },
+           nb::arg("prefix") = "", "Every key below `prefix`, sorted.")
+      .def("list_dir",
+           [](const StoreHandle& s, const std::string& prefix) {
+             nb::gil_scoped_release release;
+             DirListing listing = s.store->list_dir(prefix);
+             return std::make_pair(std::move(listing.keys), std::move(listing.prefixes));
+           },
+           nb::arg("prefix") = "", "(keys, prefixes) directly below `prefix`.")
+      .def("same_as", [](const StoreHandle& a, const StoreHandle& b) { return a.store == b.store; });
+
+  m.def("local_store",
+        [](const std::string& root, bool read_only, bool create) {
+          nb::gil_scoped_release release;
+          LocalStoreOptions options;
+          options.read_only = read_only;
+          options.create = create && !read_only;
+          return StoreHandle{LocalStore::open(root, options)};
+        },
+        nb::arg("root"), nb::arg("read_only") = false, nb::arg("create") = true);
+  m.def("memory_store", [] { return StoreHandle{MemoryStore::create()}; });
+  m.def("open_location",
+        [](const std::string& location, bool for_writing) {
+          nb::gil_scoped_release release;
+          StoreLocation l = open_location(location, for_writing);
+          return std::make_pair(StoreHandle{std::move(l.store)}, std::move(l.path));
+        },
+        nb::arg("location"), nb::arg("for_writing") = false,
+        "Opens the store holding `location` and returns (store, node path).");
+}
+
+}  // namespace zarrkit::python

@@ -1,0 +1,40 @@
+"""zarrkit: Zarr v2 and v3 arrays for NumPy, on a parallel C++ engine.
+
+>>> import numpy as np, zarrkit
+>>> a = zarrkit.create_array("data.zarr", shape=(1000, 1000), chunks=(100, 100), dtype="f4")
+>>> a[:10, :10] = np.arange(100).reshape(10, 10)
+>>> a[0, :3]
+array([0., 1., 2.], dtype=float32)
+
+The API follows zarr-python 3 (``open``, ``open_array``, ``open_group``,
+``create_array``, ``create_group``; ``Array`` and ``Group``). ``zarrkit.config``
+holds runtime settings; ``zarrkit.zarr_pipeline`` plugs zarrkit's codecs into
+zarr-python itself; ``zarrkit.storage`` has the stores; ``zarrkit.errors`` the
+exceptions.
+"""
+
+from __future__ import annotations
+
+from zarrkit import config, errors, storage
+from zarrkit.api import array, create_array, create_group, group, open, open_array, open_group
+from zarrkit.array import Array, ArrayInfo
+from zarrkit.group import Group
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array",
+    "ArrayInfo",
+    "Group",
+    "__version__",
+    "array",
+    "config",
+    "create_array",
+    "create_group",
+    "errors",
+    "group",
+    "open",
+    "open_array",
+    "open_group",
+    "storage",
+]

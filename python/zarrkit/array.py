@@ -1,0 +1,426 @@
+"""zarrkit.Array: a Zarr array (v2 or v3) read and written through the C++ engine."""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zarrkit import _codecs, _zarrkit
+from zarrkit._dtype import numpy_dtype
+from zarrkit.attributes import Attributes
+from zarrkit.errors import ReadOnlyError
+from zarrkit.storage import Store
+
+__all__ = ["Array", "ArrayInfo"]
+
+
+def _format_bytes(n: int) -> str:
+    if n < 1024:
+        return str(n)
+    size = float(n)
+    for unit in ("K", "M", "G", "T", "P"):
+        size /= 1024
+        if size < 1024 or unit == "P":
+            return f"{n} ({size:.1f}{unit})"
+    return str(n)  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """What ``Array.info`` shows; its ``repr`` is a readable table."""
+
+    type: str
+    zarr_format: int
+    data_type: str
+    fill_value: Any
+    shape: tuple[int, ...]
+    shard_shape: tuple[int, ...] | None
+    chunk_shape: tuple[int, ...]
+    order: str
+    read_only: bool
+    store_type: str
+    filters: tuple[Any, ...]
+    serializer: Any
+    compressors: tuple[Any, ...]
+    count_bytes: int
+    count_bytes_stored: int | None = None
+    count_chunks_initialized: int | None = None
+    count_chunks: int | None = None
+
+    def __repr__(self) -> str:
+        rows = [
+            ("Type", self.type),
+            ("Zarr format", self.zarr_format),
+            ("Data type", self.data_type),
+            ("Fill value", self.fill_value),
+            ("Shape", self.shape),
+        ]
+        if self.shard_shape is not None:
+            rows.append(("Shard shape", self.shard_shape))
+        rows += [
+            ("Chunk shape", self.chunk_shape),
+            ("Order", self.order),
+            ("Read-only", self.read_only),
+            ("Store type", self.store_type),
+            ("Filters", self.filters),
+        ]
+        if self.serializer is not None:
+            rows.append(("Serializer", self.serializer))
+        rows += [("Compressors", self.compressors), ("No. bytes", _format_bytes(self.count_bytes))]
+        if self.count_bytes_stored is not None:
+            rows.append(("No. bytes stored", _format_bytes(self.count_bytes_stored)))
+            ratio = self.count_bytes / self.count_bytes_stored if self.count_bytes_stored else math.inf
+            rows.append(("Storage ratio", f"{ratio:.1f}"))
+        if self.count_chunks_initialized is not None:
+            rows.append(("Chunks Initialized", f"{self.count_chunks_initialized} / {self.count_chunks}"))
+        width = max(len(name) for name, _ in rows)
+        return "\n".join(f"{name:<{width}} : {value}" for name, value in rows)
+
+
+def _as_index(value: Any) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise IndexError("boolean scalars are not valid indices")
+    return operator.index(value)
+
+
+class Array:
+    """A Zarr array in a store.
+
+    Create or open arrays with :func:`zarrkit.create_array`, :func:`zarrkit.open_array`,
+    :func:`zarrkit.open` or through a :class:`zarrkit.Group`; not with this constructor.
+
+    Indexing follows NumPy: ``a[...]``, ``a[3]``, ``a[2:10, ::3]`` read into a new NumPy
+    array (only the chunks the selection touches are read, in parallel, with the GIL
+    released); ``a[0:5] = values`` writes, broadcasting ``values`` like NumPy.
+    ``np.asarray(a)`` reads the whole array.
+    """
+
+    __slots__ = ("_dtype", "_impl", "_metadata", "_read_only", "_store", "_write_empty_chunks")
+
+    def __init__(self, impl: Any, store: Store, *, read_only: bool = False) -> None:
+        self._impl = impl
+        self._store = store
+        self._read_only = read_only or store.read_only
+        self._dtype = numpy_dtype(impl.numpy_descr)
+        self._metadata: dict[str, Any] | None = None
+        self._write_empty_chunks: bool | None = None
+
+    def _set_config(self, config: Any) -> None:
+        unknown = set(config) - {"write_empty_chunks", "order"}
+        if unknown:
+            raise ValueError(f"unknown array config keys: {', '.join(sorted(unknown))}")
+        if "write_empty_chunks" in config:
+            self._write_empty_chunks = bool(config["write_empty_chunks"])
+
+    # ---- Description ----------------------------------------------------------------------
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The metadata document: zarr.json for v3; .zarray plus "attributes" for v2."""
+        if self._metadata is None:
+            self._metadata = json.loads(self._impl.metadata_json())
+        return self._metadata
+
+    @property
+    def store(self) -> Store:
+        """The store holding the array."""
+        return self._store
+
+    @property
+    def path(self) -> str:
+        """The array's path inside the store ("" for the root)."""
+        return str(self._impl.path)
+
+    @property
+    def name(self) -> str:
+        """The path with a leading "/", as zarr-python names arrays."""
+        return "/" + self.path
+
+    @property
+    def basename(self) -> str:
+        """The last segment of the path."""
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def zarr_format(self) -> int:
+        """2 or 3."""
+        return int(self._impl.zarr_format)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The array's shape."""
+        return tuple(self._impl.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy data type of the elements (in native byte order)."""
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the whole array in memory (size * itemsize), not what is stored."""
+        return self.size * self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self._dtype.itemsize
+
+    def _sharding(self) -> dict[str, Any] | None:
+        if self.zarr_format != 3:
+            return None
+        codecs = self.metadata.get("codecs", [])
+        if len(codecs) == 1 and isinstance(codecs[0], dict) and codecs[0].get("name") == "sharding_indexed":
+            return dict(codecs[0].get("configuration", {}))
+        return None
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        """The chunk shape; for sharded arrays the inner chunks inside each shard."""
+        sharding = self._sharding()
+        if sharding is not None:
+            return tuple(sharding["chunk_shape"])
+        return tuple(self._impl.chunk_shape)
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape of sharded arrays, else None."""
+        if self._sharding() is None:
+            return None
+        return tuple(self._impl.chunk_shape)
+
+    @property
+    def cdata_shape(self) -> tuple[int, ...]:
+        """The number of chunks (shards, for sharded arrays) along each axis."""
+        return tuple(-(-s // c) for s, c in zip(self.shape, self._impl.chunk_shape, strict=True))
+
+    @property
+    def nchunks(self) -> int:
+        """The number of chunks (shards, for sharded arrays) in the grid."""
+        return math.prod(self.cdata_shape)
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """How many chunks (shards) are stored."""
+        return int(self._impl.storage_info()["chunks_stored"])
+
+    @property
+    def nbytes_stored(self) -> int:
+        """Bytes of the stored chunks (not counting metadata)."""
+        return int(self._impl.storage_info()["bytes_stored"])
+
+    @property
+    def fill_value(self) -> Any:
+        """The fill value as a NumPy scalar (None for a Zarr v2 null fill value)."""
+        if self._impl.fill_value_is_null:
+            return None
+        return np.frombuffer(self._impl.fill_value_bytes, dtype=self._dtype)[0]
+
+    @property
+    def order(self) -> str:
+        """The memory order of chunks: "C", or "F" for Zarr v2 arrays stored in F order."""
+        return str(self.metadata.get("order", "C")) if self.zarr_format == 2 else "C"
+
+    @property
+    def read_only(self) -> bool:
+        """True when writes are refused."""
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        """User attributes: a dict-like view whose changes are written at once."""
+        return Attributes(self._impl, self._read_only)
+
+    @property
+    def dimension_names(self) -> tuple[str | None, ...] | None:
+        """Zarr v3 dimension names, or None."""
+        names = self.metadata.get("dimension_names") if self.zarr_format == 3 else None
+        return None if names is None else tuple(names)
+
+    def _codec_groups(self) -> tuple[tuple[Any, ...], Any, tuple[Any, ...]]:
+        if self.zarr_format == 2:
+            compressor = self.metadata.get("compressor")
+            return tuple(self.metadata.get("filters") or ()), None, (compressor,) if compressor else ()
+        sharding = self._sharding()
+        codecs = list(self.metadata.get("codecs", []))
+        if sharding is not None:
+            codecs = list(sharding.get("codecs", []))
+        filters, serializer, compressors = _codecs.split_v3_chain(codecs)
+        return tuple(filters), serializer, tuple(compressors)
+
+    @property
+    def filters(self) -> tuple[Any, ...]:
+        """Array->array codecs (v3) or numcodecs filters (v2), as metadata dicts."""
+        return self._codec_groups()[0]
+
+    @property
+    def serializer(self) -> Any:
+        """The array->bytes codec (v3), as a metadata dict; None for v2."""
+        return self._codec_groups()[1]
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        """Bytes->bytes codecs (v3) or the compressor (v2), as metadata dicts."""
+        return self._codec_groups()[2]
+
+    def _info(self, complete: bool) -> ArrayInfo:
+        filters, serializer, compressors = self._codec_groups()
+        stored = self._impl.storage_info() if complete else None
+        return ArrayInfo(
+            type="Array",
+            zarr_format=self.zarr_format,
+            data_type=str(self._impl.dtype_name),
+            fill_value=self.fill_value,
+            shape=self.shape,
+            shard_shape=self.shards,
+            chunk_shape=self.chunks,
+            order=self.order,
+            read_only=self.read_only,
+            store_type=type(self._store).__name__,
+            filters=filters,
+            serializer=serializer,
+            compressors=compressors,
+            count_bytes=self.nbytes,
+            count_bytes_stored=None if stored is None else int(stored["bytes_stored"]),
+            count_chunks_initialized=None if stored is None else int(stored["chunks_stored"]),
+            count_chunks=None if stored is None else int(stored["chunks_total"]),
+        )
+
+    @property
+    def info(self) -> ArrayInfo:
+        """A summary of the array (metadata only; see :meth:`info_complete`)."""
+        return self._info(complete=False)
+
+    def info_complete(self) -> ArrayInfo:
+        """The summary plus what is stored (lists the array's keys)."""
+        return self._info(complete=True)
+
+    def __repr__(self) -> str:
+        return f"<zarrkit.Array {self._store.describe()}{self.name} shape={self.shape} dtype={self._dtype}>"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Array) and self._store == other._store and self.path == other.path
+
+    def __hash__(self) -> int:
+        return hash((self._store.describe(), self.path))
+
+    # Arrays pickle as (store, path): a worker process opens the same array, and no data
+    # travels. A MemoryStore pickles as a copy of its contents (see zarrkit.storage).
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_reopen_array, (self._store, self.path, self._read_only))
+
+    # ---- Reading and writing --------------------------------------------------------------
+
+    def _basic_key(self, key: Any) -> tuple[Any, ...]:
+        """Checks a NumPy basic index and returns it as a tuple of int, slice and ...."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        out: list[Any] = []
+        ellipses = 0
+        for item in key:
+            if item is Ellipsis:
+                ellipses += 1
+                out.append(item)
+            elif isinstance(item, slice):
+                out.append(
+                    slice(
+                        None if item.start is None else _as_index(item.start),
+                        None if item.stop is None else _as_index(item.stop),
+                        None if item.step is None else _as_index(item.step),
+                    )
+                )
+            elif item is None:
+                raise IndexError("zarrkit does not support np.newaxis (None) in selections")
+            else:
+                try:
+                    out.append(_as_index(item))
+                except TypeError:
+                    raise IndexError(
+                        f"unsupported index {item!r}: zarrkit takes integers, slices and ... "
+                        "(integer arrays, masks and block selections are not in this build)"
+                    ) from None
+        if ellipses > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if len(out) - ellipses > self.ndim:
+            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, but {len(out) - ellipses} were indexed")
+        axis = 0
+        for item in out:
+            if item is Ellipsis:
+                axis += self.ndim - (len(out) - 1)
+                continue
+            if isinstance(item, int):
+                n = self.shape[axis]
+                if not -n <= item < n:
+                    raise IndexError(f"index {item} is out of bounds for axis {axis} with size {n}")
+            axis += 1
+        return tuple(out)
+
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+        """Reads a basic selection (integers, slices, ...).
+
+        The result is a new NumPy array the engine decodes into directly (a NumPy scalar
+        when every axis is indexed by an integer). With ``out`` (a writable array of the
+        selection's shape and the array's dtype, any strides) the data lands there.
+        """
+        key = self._basic_key(selection)
+        shape = tuple(self._impl.selection_shape(key))
+        if out is None:
+            result = np.empty(shape, dtype=self._dtype)
+            self._impl.read_into(key, result)
+            return result if result.ndim else result[()]
+        if out.shape != shape or out.dtype != self._dtype:
+            raise ValueError(
+                f"out has shape {out.shape} and dtype {out.dtype}; the selection needs {shape} and {self._dtype}"
+            )
+        self._impl.read_into(key, out)
+        return out
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        """Writes ``value`` (broadcast like NumPy) to a basic selection."""
+        if self._read_only:
+            raise ReadOnlyError(f"cannot write to {self!r}: it was opened read-only")
+        key = self._basic_key(selection)
+        data = np.asarray(value, dtype=self._dtype)
+        self._impl.write(key, data, self._write_empty_chunks)
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self.get_basic_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self.set_basic_selection(selection, value)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("reading a zarrkit array always makes a new NumPy array (copy=False is impossible)")
+        result = np.asarray(self.get_basic_selection(Ellipsis))
+        return result if dtype is None else result.astype(dtype, copy=False)
+
+    def __iter__(self) -> Any:
+        for i in range(len(self)):
+            yield self[i]
+
+
+def _reopen_array(store: Store, path: str, read_only: bool) -> Array:
+    from zarrkit import api
+
+    return api.open_array(store, path=path, mode="r" if read_only else "r+")

@@ -1,0 +1,216 @@
+"""Stores: where arrays and groups live.
+
+Anywhere zarrkit takes a ``store`` you may pass a path (``"data.zarr"``, a
+``pathlib.Path``, ``"file:///abs/data.zarr"``), ``"memory://"`` for a new in-memory
+store, or one of these objects.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from zarrkit import _zarrkit
+from zarrkit.errors import ReadOnlyError
+
+__all__ = ["LocalStore", "MemoryStore", "Store", "StoreLike"]
+
+
+class Store:
+    """A key-value store (the base of :class:`LocalStore` and :class:`MemoryStore`).
+
+    Keys are ``/``-separated relative paths such as ``"group/array/c/0/1"``. The methods
+    here give direct access to the stored bytes; arrays and groups use them through the
+    C++ engine.
+    """
+
+    _handle: Any
+    _read_only: bool
+
+    def __init__(self) -> None:  # pragma: no cover - abstract
+        raise TypeError("use LocalStore or MemoryStore")
+
+    @classmethod
+    def _wrap(cls, handle: Any, read_only: bool) -> Store:
+        store = cls.__new__(cls)
+        store._handle = handle
+        store._read_only = read_only
+        return store
+
+    @property
+    def read_only(self) -> bool:
+        """True when writes are refused."""
+        return self._read_only or not self._handle.writable
+
+    def _check_writable(self, what: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"cannot {what}: {self} is read-only")
+
+    def get(self, key: str) -> bytes | None:
+        """The value stored at ``key``, or None."""
+        value = self._handle.get(key)
+        return None if value is None else value.tobytes()
+
+    def set(self, key: str, value: bytes | bytearray | memoryview | np.ndarray) -> None:
+        """Stores ``value`` at ``key`` (atomically: readers see the old or the new value)."""
+        self._check_writable(f"set {key!r}")
+        self._handle.set(key, value)
+
+    def delete(self, key: str) -> None:
+        """Removes ``key``; nothing happens when it is absent."""
+        self._check_writable(f"delete {key!r}")
+        self._handle.erase(key)
+
+    def delete_dir(self, prefix: str) -> None:
+        """Removes every key below the directory ``prefix``."""
+        self._check_writable(f"delete {prefix!r}")
+        self._handle.erase_prefix(prefix)
+
+    def exists(self, key: str) -> bool:
+        """True when ``key`` holds a value."""
+        return bool(self._handle.exists(key))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.exists(key)
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Every key below the directory ``prefix`` (all keys for ""), sorted."""
+        return list(self._handle.list(prefix))
+
+    def list_dir(self, prefix: str = "") -> tuple[list[str], list[str]]:
+        """(keys, sub-directories) directly below ``prefix``, as names."""
+        keys, prefixes = self._handle.list_dir(prefix)
+        return list(keys), list(prefixes)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.list())
+
+    def describe(self) -> str:
+        """How error messages name this store ("file:///data/x.zarr", "memory://...")."""
+        return str(self._handle.describe())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Store) and self._handle.same_as(other._handle)
+
+    def __hash__(self) -> int:
+        return hash(self.describe())
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        return f"{type(self).__name__}({self.describe()!r}{mode})"
+
+
+class LocalStore(Store):
+    """A directory on a local file system; each key is a file below ``root``.
+
+    Writes go to a temporary file that is renamed into place, so readers and crashes see
+    a whole old value or a whole new one. The directory is created when missing unless
+    ``read_only``. Pickles as its path (so a worker process opens the same directory).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False) -> None:
+        self._handle = _zarrkit.local_store(os.fspath(root), read_only=read_only, create=not read_only)
+        self._read_only = read_only
+
+    @property
+    def root(self) -> pathlib.Path:
+        """The directory."""
+        return pathlib.Path(self._handle.root)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_local_store, (str(self.root), self.read_only))
+
+    def __eq__(self, other: object) -> bool:
+        # Two stores over the same directory hold the same data.
+        return isinstance(other, LocalStore) and self.root == other.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        return f"LocalStore({str(self.root)!r}{mode})"
+
+
+def _local_store(root: str, read_only: bool) -> LocalStore:
+    return LocalStore(root, read_only=read_only)
+
+
+class MemoryStore(Store):
+    """A store in this process's memory.
+
+    ``store_dict`` gives initial contents (key -> bytes). A MemoryStore pickles as a copy
+    of its contents, as zarr-python's does: a worker process gets its own copy, and its
+    writes do not come back (use a :class:`LocalStore` for work across processes).
+    """
+
+    def __init__(self, store_dict: Mapping[str, bytes] | None = None, *, read_only: bool = False) -> None:
+        self._handle = _zarrkit.memory_store()
+        self._read_only = False
+        for key, value in (store_dict or {}).items():
+            self._handle.set(key, value)
+        self._read_only = read_only
+
+    def to_dict(self) -> dict[str, bytes]:
+        """A copy of the contents (key -> bytes)."""
+        return {key: self.get(key) or b"" for key in self.list()}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_memory_store, (self.to_dict(), self.read_only))
+
+
+def _memory_store(contents: dict[str, bytes], read_only: bool) -> MemoryStore:
+    return MemoryStore(contents, read_only=read_only)
+
+
+StoreLike = Store | str | os.PathLike  # what `store=` accepts
+
+
+def resolve(store: Any, path: str | None, *, mode: str) -> tuple[Store, str]:
+    """The Store and node path for a user's ``store`` and ``path`` arguments.
+
+    Paths go through the engine's location rules: an existing directory inside a Zarr
+    hierarchy opens the hierarchy's root and the node path below it.
+    """
+    node_path = _normalize_path(path)
+    if store is None:
+        return MemoryStore(), node_path
+    if isinstance(store, Store):
+        if mode == "r" and not store.read_only:
+            store = type(store)._wrap(store._handle, True)
+        return store, node_path
+    zarr_store = _from_zarr_python_store(store)
+    if zarr_store is not None:
+        return resolve(zarr_store, path, mode=mode)
+    if isinstance(store, (str, os.PathLike)):
+        location = os.fspath(store)
+        writing = mode != "r"
+        handle, inner = _zarrkit.open_location(location, for_writing=writing)
+        cls: type[Store] = LocalStore if handle.kind == "local" else MemoryStore if handle.kind == "memory" else Store
+        wrapped = cls._wrap(handle, not writing)
+        return wrapped, _join(inner, node_path)
+    raise TypeError(
+        f"store must be a path, 'memory://', or a zarrkit.storage store, got {type(store).__name__}"
+    )
+
+
+def _from_zarr_python_store(store: Any) -> Store | None:
+    # zarr-python's LocalStore names a directory: open the same directory.
+    cls = type(store)
+    if cls.__module__.startswith("zarr.") and cls.__name__ == "LocalStore":
+        return LocalStore(store.root, read_only=bool(getattr(store, "read_only", False)))
+    return None
+
+
+def _normalize_path(path: str | None) -> str:
+    if path is None:
+        return ""
+    return str(path).strip("/")
+
+
+def _join(a: str, b: str) -> str:
+    return "/".join(p for p in (a, b) if p)

@@ -1,0 +1,215 @@
+"""A codec pipeline for zarr-python that encodes and decodes chunks with zarrkit.
+
+>>> import zarr, zarrkit.zarr_pipeline
+>>> zarr.config.set({"codec_pipeline.path": "zarrkit.zarr_pipeline.ZarrkitCodecPipeline"})
+
+zarr-python keeps doing what it does well (indexing, store IO, sharding's partial reads
+and writes, the write_empty_chunks logic); every batch of chunks it encodes or decodes
+goes to zarrkit's C++ codecs instead, in parallel on zarrkit's thread pool with the GIL
+released. That includes the inner chunks of shards (zarr-python builds their pipeline
+from the same setting).
+
+Whatever zarrkit does not cover falls back to zarr-python's own BatchedCodecPipeline,
+batch by batch: codecs zarrkit does not implement, variable-length strings and objects,
+GPU buffer prototypes, and any batch zarrkit's codecs refuse (so that the error a user
+sees is zarr-python's own, and data zarr-python reads leniently still reads).
+``zarrkit.zarr_pipeline.stats`` counts the chunks each path handled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from zarr.codecs._v2 import V2Codec
+from zarr.core.buffer import cpu
+from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.core.metadata import ArrayV2Metadata
+from zarr.registry import register_pipeline
+
+from zarrkit import _zarrkit
+from zarrkit.errors import ZarrkitError
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from zarr.abc.store import Store
+    from zarr.core.array_spec import ArraySpec
+    from zarr.core.buffer import Buffer, NDBuffer
+    from zarr.core.metadata import ArrayMetadata
+
+__all__ = ["ZarrkitCodecPipeline", "stats"]
+
+# Chunks handled by zarrkit and by the fallback since the process started (or since a
+# test reset them): "decoded", "encoded", "fallback_decoded", "fallback_encoded".
+stats: dict[str, int] = {"decoded": 0, "encoded": 0, "fallback_decoded": 0, "fallback_encoded": 0}
+
+
+@functools.lru_cache(maxsize=256)
+def _chain_v3(codecs_json: str, data_type_json: str) -> Any:
+    try:
+        return _zarrkit.chain_from_v3(codecs_json, data_type_json)
+    except ZarrkitError:
+        return None
+
+
+@functools.lru_cache(maxsize=256)
+def _chain_v2(zarray_json: str) -> Any:
+    try:
+        return _zarrkit.chain_from_v2_metadata(zarray_json)
+    except ZarrkitError:
+        return None
+
+
+def _native(dtype: np.dtype) -> np.dtype:
+    return dtype.newbyteorder("=")
+
+
+@dataclass(frozen=True)
+class ZarrkitCodecPipeline(BatchedCodecPipeline):
+    """zarr-python's batched pipeline with zarrkit's C++ codecs doing the work.
+
+    Select it with ``zarr.config.set({"codec_pipeline.path":
+    "zarrkit.zarr_pipeline.ZarrkitCodecPipeline"})``. See the module documentation.
+    """
+
+    # The .zarray document of a Zarr v2 array (its chain comes from the whole metadata:
+    # compressor, filters, memory order and byte order), None for v3 chains.
+    v2_zarray: str | None = None
+
+    @classmethod
+    def from_array_metadata_and_store(cls, array_metadata: ArrayMetadata, store: Store) -> Self:
+        if not isinstance(array_metadata, ArrayV2Metadata):
+            # v3: zarr-python then builds the pipeline from the metadata's codecs.
+            raise NotImplementedError("zarrkit builds v3 pipelines from codecs")
+        pipeline = cls.from_codecs(
+            [V2Codec(filters=array_metadata.filters, compressor=array_metadata.compressor)]
+        )
+        document = array_metadata.to_dict()
+        document.pop("attributes", None)
+        return dataclasses.replace(pipeline, v2_zarray=json.dumps(document, sort_keys=True))
+
+    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
+        evolved = super().evolve_from_array_spec(array_spec)
+        return dataclasses.replace(evolved, v2_zarray=self.v2_zarray)
+
+    # ---- Which chain a batch uses -----------------------------------------------------------
+
+    def _chain(self, spec: ArraySpec) -> Any:
+        # Host memory only: GPU prototypes (zarr.config.enable_gpu()) go to zarr-python.
+        if not (issubclass(spec.prototype.buffer, cpu.Buffer) and issubclass(spec.prototype.nd_buffer, cpu.NDBuffer)):
+            return None
+        if self.v2_zarray is not None:
+            return _chain_v2(self.v2_zarray)
+        try:
+            codecs_json = json.dumps([codec.to_dict() for codec in self])
+            data_type_json = json.dumps(spec.dtype.to_json(zarr_format=3))
+        except (TypeError, ValueError, NotImplementedError):
+            return None
+        return _chain_v3(codecs_json, data_type_json)
+
+    @staticmethod
+    def _fill_bytes(spec: ArraySpec) -> bytes | None:
+        if spec.fill_value is None:
+            return None  # a v2 null fill value: zeros
+        native = _native(spec.dtype.to_native_dtype())
+        return np.asarray(spec.fill_value, dtype=native).tobytes()
+
+    @staticmethod
+    def _groups(specs: list[ArraySpec]) -> list[list[int]]:
+        """Indices of the batch grouped by chunk spec (shape, dtype, fill, prototype)."""
+        groups: dict[Any, list[int]] = {}
+        for i, spec in enumerate(specs):
+            key = (spec.shape, str(spec.dtype), repr(spec.fill_value), id(spec.prototype))
+            groups.setdefault(key, []).append(i)
+        return list(groups.values())
+
+    # ---- Decoding ---------------------------------------------------------------------------
+
+    async def decode_batch(
+        self, chunk_bytes_and_specs: Iterable[tuple[Buffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        batch = list(chunk_bytes_and_specs)
+        results: list[NDBuffer | None] = [None] * len(batch)
+        for indices in self._groups([spec for _, spec in batch]):
+            items = [batch[i] for i in indices]
+            decoded = await self._decode_group(items)
+            for i, d in zip(indices, decoded, strict=True):
+                results[i] = d
+        return results
+
+    async def _decode_group(self, items: list[tuple[Buffer | None, ArraySpec]]) -> list[NDBuffer | None]:
+        spec = items[0][1]
+        chain = self._chain(spec)
+        if chain is not None:
+            inputs = [None if b is None else b.as_numpy_array() for b, _ in items]
+            try:
+                raw = await asyncio.to_thread(chain.decode, inputs, list(spec.shape), self._fill_bytes(spec))
+            except ZarrkitError:
+                pass  # zarr-python decides: it may read it, or raise its own error
+            else:
+                target = spec.dtype.to_native_dtype()
+                native = _native(target)
+                out: list[NDBuffer | None] = []
+                for r in raw:
+                    if r is None:
+                        out.append(None)
+                        continue
+                    array = r.view(native).reshape(spec.shape)
+                    if target != native:
+                        array = array.astype(target)
+                    out.append(spec.prototype.nd_buffer.from_numpy_array(array))
+                stats["decoded"] += sum(r is not None for r in raw)
+                return out
+        stats["fallback_decoded"] += sum(b is not None for b, _ in items)
+        return list(await super().decode_batch(items))
+
+    # ---- Encoding ---------------------------------------------------------------------------
+
+    async def encode_batch(
+        self, chunk_arrays_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[Buffer | None]:
+        batch = list(chunk_arrays_and_specs)
+        results: list[Buffer | None] = [None] * len(batch)
+        for indices in self._groups([spec for _, spec in batch]):
+            items = [batch[i] for i in indices]
+            encoded = await self._encode_group(items)
+            for i, e in zip(indices, encoded, strict=True):
+                results[i] = e
+        return results
+
+    async def _encode_group(self, items: list[tuple[NDBuffer | None, ArraySpec]]) -> list[Buffer | None]:
+        spec = items[0][1]
+        chain = self._chain(spec)
+        if chain is not None:
+            native = _native(spec.dtype.to_native_dtype())
+            inputs: list[np.ndarray | None] = []
+            usable = True
+            for chunk, _ in items:
+                if chunk is None:
+                    inputs.append(None)
+                    continue
+                array = chunk.as_numpy_array()
+                if array.shape != tuple(spec.shape) or array.dtype.kind != native.kind:
+                    usable = False
+                    break
+                inputs.append(np.ascontiguousarray(array, dtype=native))
+            if usable:
+                try:
+                    raw = await asyncio.to_thread(chain.encode, inputs, list(spec.shape), self._fill_bytes(spec))
+                except ZarrkitError:
+                    pass
+                else:
+                    stats["encoded"] += sum(r is not None for r in raw)
+                    return [None if r is None else spec.prototype.buffer.from_array_like(r) for r in raw]
+        stats["fallback_encoded"] += sum(c is not None for c, _ in items)
+        return list(await super().encode_batch(items))
+
+
+register_pipeline(ZarrkitCodecPipeline)
