@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
@@ -42,6 +43,20 @@ std::optional<std::uint64_t> content_length(const HttpResponse& r) {
   return n;
 }
 
+std::optional<std::uint64_t> environment_bytes(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  std::uint64_t value = 0;
+  const std::string_view view(text);
+  auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), value);
+  if (ec != std::errc() || end != view.data() + view.size()) {
+    fail_invalid("environment variable {}=\"{}\" is not a number of bytes", name, text);
+  }
+  return value;
+}
+
+bool error_is(const std::optional<S3Error>& error, std::string_view code) { return error && error->code == code; }
+
 // A precondition header for a write, or none.
 using Precondition = std::optional<std::pair<std::string, std::string>>;
 
@@ -49,6 +64,8 @@ using Precondition = std::optional<std::pair<std::string, std::string>>;
 
 struct S3Store::Impl {
   S3Options options;
+  std::uint64_t multipart_threshold = 0;
+  std::uint64_t part_size = 0;
   AwsSettings aws;
   std::optional<S3Endpoint> endpoint;
   std::string prefix;  // "" or "a/b", without slashes at either end
@@ -217,11 +234,14 @@ struct S3Store::Impl {
                              [&](std::size_t, HttpResponse& response) {
                                ++tries;
                                if (auto v = verdict(response)) return *v;
-                               if (response.status == 412 && precondition) return Verdict::accept();
+                               // 412, or 404 for If-Match on a missing object: not written.
+                               if ((response.status == 412 || response.status == 404) && precondition) {
+                                 return Verdict::accept();
+                               }
                                if (response.status != 200) return Verdict::fail(failure_text(response));
                                return Verdict::accept();
                              });
-    if (r.status != 412) return true;
+    if (r.status == 200) return true;
     // A retried conditional write may find its own earlier try, whose answer was lost: the
     // object then holds exactly this value (S3's ETag of a single-part upload is its MD5).
     if (tries > 1) {
@@ -245,22 +265,23 @@ struct S3Store::Impl {
         });
     const std::string upload_id = *parse_upload_id(created.body.view());
     try {
-      return upload_parts(object, upload_id, value, precondition);
+      return upload_parts(key, object, upload_id, value, precondition);
     } catch (...) {
       abort_upload(object, upload_id);
       throw;
     }
   }
 
-  bool upload_parts(const std::string& object, const std::string& upload_id, ByteView value,
+  bool upload_parts(std::string_view store_key, const std::string& object, const std::string& upload_id, ByteView value,
                     const Precondition& precondition) const {
-    std::uint64_t part_size = std::max({options.part_size, kMinPartSize, (value.size() + kMaxParts - 1) / kMaxParts});
-    const std::size_t parts = static_cast<std::size_t>((value.size() + part_size - 1) / part_size);
+    const std::uint64_t part_bytes =
+        std::max({part_size, kMinPartSize, (value.size() + kMaxParts - 1) / kMaxParts});
+    const std::size_t parts = static_cast<std::size_t>((value.size() + part_bytes - 1) / part_bytes);
     std::vector<HttpRequest> requests;
     requests.reserve(parts);
     for (std::size_t i = 0; i < parts; ++i) {
-      const std::size_t begin = static_cast<std::size_t>(i * part_size);
-      const ByteView body = value.subspan(begin, std::min<std::size_t>(static_cast<std::size_t>(part_size),
+      const std::size_t begin = static_cast<std::size_t>(i * part_bytes);
+      const ByteView body = value.subspan(begin, std::min<std::size_t>(static_cast<std::size_t>(part_bytes),
                                                                          value.size() - begin));
       const PayloadDigests digests = payload_digests(body);
       requests.push_back(make("PUT", object, {{"partNumber", std::to_string(i + 1)}, {"uploadId", upload_id}},
@@ -279,14 +300,20 @@ struct S3Store::Impl {
     HeaderList headers{{"Content-Type", "application/xml"}};
     if (precondition) headers.push_back(*precondition);
     int tries = 0;
+    bool finished_earlier = false;
     HttpResponse done = run_one(
         make("POST", object, {{"uploadId", upload_id}}, headers, as_bytes(xml)), [&](std::size_t, HttpResponse& r) {
           ++tries;
           auto error = parse_s3_error(r.body.empty() ? ByteView() : r.body.view());
           // A retry of a Complete whose answer was lost finds the upload already finished.
-          if (r.status == 404 && error && error->code == "NoSuchUpload" && tries > 1) return Verdict::accept();
+          if (r.status == 404 && error_is(error, "NoSuchUpload") && tries > 1) {
+            finished_earlier = true;
+            return Verdict::accept();
+          }
           if (auto v = verdict(r)) return *v;
-          if (r.status == 412 && precondition) return Verdict::accept();
+          if ((r.status == 412 || (r.status == 404 && !error_is(error, "NoSuchUpload"))) && precondition) {
+            return Verdict::accept();
+          }
           if (r.status != 200) return Verdict::fail(failure_text(r));
           // S3 may answer 200 and report the failure in the body.
           if (error) {
@@ -295,14 +322,14 @@ struct S3Store::Impl {
           }
           return Verdict::accept();
         });
-    if (done.status == 404) {
-      auto info = head(object.substr(prefix.empty() ? 0 : prefix.size() + 1));
+    if (finished_earlier) {
+      auto info = head(store_key);
       if (!info || info->size != value.size()) {
-        fail_io("{}: multipart upload of \"{}\" vanished before it completed", description, object);
+        fail_io("{}: the multipart upload of \"{}\" vanished before it completed", description, object);
       }
       return true;
     }
-    return done.status != 412;
+    return done.status == 200;
   }
 
   void abort_upload(const std::string& object, const std::string& upload_id) const noexcept {
@@ -318,7 +345,7 @@ struct S3Store::Impl {
   bool write(std::string_view key, ByteView value, const Precondition& precondition) const {
     validate_key(key);
     require_writable("write", key);
-    if (value.size() > options.multipart_threshold) return put_multipart(key, value, precondition);
+    if (value.size() > multipart_threshold) return put_multipart(key, value, precondition);
     return put_single(key, value, precondition);
   }
 
@@ -331,7 +358,10 @@ struct S3Store::Impl {
     std::string token;
     std::set<std::string> seen_tokens;
     for (;;) {
-      QueryList query{{"list-type", "2"}, {"encoding-type", "url"}, {"prefix", query_prefix}};
+      QueryList query{{"list-type", "2"},
+                      {"encoding-type", "url"},
+                      {"prefix", query_prefix},
+                      {"max-keys", std::to_string(std::clamp<std::size_t>(options.list_page_size, 1, 1000))}};
       if (delimited) query.emplace_back("delimiter", "/");
       if (!token.empty()) query.emplace_back("continuation-token", token);
       std::optional<S3ListPage> page;
@@ -367,6 +397,9 @@ std::shared_ptr<S3Store> S3Store::open(std::string_view url, const S3Options& op
   const S3Location location = parse_s3_url(url);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->multipart_threshold =
+      options.multipart_threshold.value_or(environment_bytes("ZARRKIT_S3_MULTIPART_THRESHOLD").value_or(std::uint64_t{64} << 20));
+  impl->part_size = options.part_size.value_or(environment_bytes("ZARRKIT_S3_PART_SIZE").value_or(std::uint64_t{16} << 20));
   impl->aws = resolve_aws_settings();
   if (options.region) impl->aws.region = *options.region;
   if (options.endpoint_url) impl->aws.endpoint_url = *options.endpoint_url;
