@@ -80,8 +80,8 @@ class PyBufferView {
 nb::object buffer_to_numpy(Buffer buffer);
 
 // ---- Selections ----------------------------------------------------------------------------
-// A tuple of int / slice / Ellipsis (the Python package has already expanded other index
-// forms it supports) as a Selection.
+// A tuple (or one entry) of int, slice, Ellipsis, and 1-d int64 or bool NumPy arrays (lists
+// along one axis; the Python package has converted other forms) as a Selection.
 Selection to_selection(nb::handle key);
 
 // ---- JSON -----------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
 // Python index tuples -> Selection.
+#include <nanobind/stl/string.h>
+
 #include "bindings.h"
 
 #include "zarrkit/error.h"
@@ -22,10 +24,26 @@ AxisSelector to_axis_selector(nb::handle item) {
     if (slice.step == 0) fail_invalid("slice step cannot be zero");
     return slice;
   }
+  // Lists along one axis: the Python side sends 1-d int64 or bool NumPy arrays.
+  nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> indices;
+  if (nb::try_cast(item, indices, false)) {
+    IndexArray a;
+    a.indices.assign(indices.data(), indices.data() + indices.shape(0));
+    return a;
+  }
+  nb::ndarray<const bool, nb::ndim<1>, nb::c_contig, nb::device::cpu> mask;
+  if (nb::try_cast(item, mask, false)) {
+    BoolArray b;
+    b.mask.resize(mask.shape(0));
+    for (std::size_t i = 0; i < b.mask.size(); ++i) b.mask[i] = mask.data()[i] ? 1 : 0;
+    return b;
+  }
+  // (NumPy arrays have __index__ too, so integers are tried after arrays.)
   if (PyIndex_Check(item.ptr()) && !PyBool_Check(item.ptr())) {
     return nb::cast<std::int64_t>(nb::int_(item));
   }
-  fail_invalid("unsupported index entry {} (expected an integer, a slice or ...)",
+  fail_invalid("unsupported index entry {} (expected an integer, a slice, ..., or a 1-d integer "
+               "or boolean array)",
                nb::cast<std::string>(nb::repr(item)));
 }
 

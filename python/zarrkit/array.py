@@ -16,7 +16,7 @@ from zarrkit.attributes import Attributes
 from zarrkit.errors import ReadOnlyError
 from zarrkit.storage import Store
 
-__all__ = ["Array", "ArrayInfo"]
+__all__ = ["Array", "ArrayInfo", "OIndex"]
 
 
 def _format_bytes(n: int) -> str:
@@ -331,17 +331,38 @@ class Array:
 
     # ---- Reading and writing --------------------------------------------------------------
 
-    def _basic_key(self, key: Any) -> tuple[Any, ...]:
-        """Checks a NumPy basic index and returns it as a tuple of int, slice and ...."""
+    def _key(self, key: Any, *, lists: str) -> tuple[tuple[Any, ...], int | None]:
+        """Checks an index and returns it as the engine's tuple of int, slice, ... and 1-d
+        int64 / bool arrays, with where NumPy puts the list's axis in the result (None
+        when that is where the engine puts it).
+
+        ``lists``: "none" (basic selections), "one" (NumPy indexing: at most one list) or
+        "orthogonal" (every axis may have its own list).
+        """
         if not isinstance(key, tuple):
             key = (key,)
+        ellipses = sum(item is Ellipsis for item in key)  # not `in`: arrays compare elementwise
+        if ellipses > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if len(key) - ellipses > self.ndim:
+            raise IndexError(
+                f"too many indices for array: array is {self.ndim}-dimensional, "
+                f"but {len(key) - ellipses} were indexed"
+            )
         out: list[Any] = []
-        ellipses = 0
+        kinds: list[str] = []  # per array axis: "int", "slice" or "list"
+        axis = 0
         for item in key:
             if item is Ellipsis:
-                ellipses += 1
-                out.append(item)
-            elif isinstance(item, slice):
+                span = self.ndim - (len(key) - 1)
+                out.append(Ellipsis)
+                kinds += ["slice"] * span
+                axis += span
+                continue
+            if item is None:
+                raise IndexError("zarrkit does not support np.newaxis (None) in selections")
+            n = self.shape[axis]
+            if isinstance(item, slice):
                 out.append(
                     slice(
                         None if item.start is None else _as_index(item.start),
@@ -349,41 +370,75 @@ class Array:
                         None if item.step is None else _as_index(item.step),
                     )
                 )
-            elif item is None:
-                raise IndexError("zarrkit does not support np.newaxis (None) in selections")
+                kinds.append("slice")
+            elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+                index = int(item)
+                if not -n <= index < n:
+                    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+                out.append(index)
+                kinds.append("int")
             else:
-                try:
-                    out.append(_as_index(item))
-                except TypeError:
-                    raise IndexError(
-                        f"unsupported index {item!r}: zarrkit takes integers, slices and ... "
-                        "(integer arrays, masks and block selections are not in this build)"
-                    ) from None
-        if ellipses > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        if len(out) - ellipses > self.ndim:
-            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, but {len(out) - ellipses} were indexed")
-        axis = 0
-        for item in out:
-            if item is Ellipsis:
-                axis += self.ndim - (len(out) - 1)
-                continue
-            if isinstance(item, int):
-                n = self.shape[axis]
-                if not -n <= item < n:
-                    raise IndexError(f"index {item} is out of bounds for axis {axis} with size {n}")
+                out.append(self._list_entry(item, axis, n, lists))
+                kinds.append("list")
             axis += 1
-        return tuple(out)
+        if kinds.count("list") > 1 and lists != "orthogonal":
+            raise IndexError(
+                "several index arrays pair up element by element in NumPy (vectorised indexing, "
+                "zarr's vindex), which this build of zarrkit does not offer; use a.oindex[...] "
+                "to select along each axis independently"
+            )
+        # NumPy moves the axis of a list to the front when the list and the integers
+        # (advanced indices too) are not next to each other.
+        advanced = [i for i, k in enumerate(kinds) if k != "slice"]
+        moved = None
+        if "list" in kinds and lists == "one" and advanced[-1] - advanced[0] + 1 != len(advanced):
+            list_axis = kinds.index("list")
+            moved = sum(1 for k in kinds[:list_axis] if k == "slice")
+        return tuple(out), moved
 
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
-        """Reads a basic selection (integers, slices, ...).
+    def _list_entry(self, item: Any, axis: int, n: int, lists: str) -> np.ndarray:
+        if lists == "none":
+            raise IndexError(
+                f"unsupported index {item!r} for a basic selection (integers, slices and ...); "
+                "integer and boolean lists work with a[...] and a.oindex[...]"
+            )
+        try:
+            array = np.asarray(item)
+        except Exception:
+            array = None
+        if array is not None and array.size == 0 and array.ndim == 1:
+            array = array.astype(np.int64)  # [] selects nothing
+        if array is None or array.ndim != 1 or (array.dtype != bool and array.dtype.kind not in "iu"):
+            if array is not None and array.dtype == bool and array.ndim == self.ndim > 1:
+                raise IndexError(
+                    "a boolean mask of the array's shape (zarr's mask selection) is not offered "
+                    "by this build of zarrkit; index with one boolean list per axis instead"
+                )
+            raise IndexError(
+                f"unsupported index {item!r}: zarrkit takes integers, slices, ... and "
+                "one-dimensional integer or boolean lists"
+            )
+        if array.dtype == bool:
+            if array.shape[0] != n:
+                raise IndexError(f"boolean index of length {array.shape[0]} does not match axis {axis} of size {n}")
+            return np.ascontiguousarray(array)
+        indices = np.ascontiguousarray(array, dtype=np.int64)
+        if indices.size and (indices.min() < -n or indices.max() >= n):
+            bad = indices[(indices < -n) | (indices >= n)][0]
+            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+        return indices
 
-        The result is a new NumPy array the engine decodes into directly (a NumPy scalar
-        when every axis is indexed by an integer). With ``out`` (a writable array of the
-        selection's shape and the array's dtype, any strides) the data lands there.
-        """
-        key = self._basic_key(selection)
+    def _read(self, key: tuple[Any, ...], moved: int | None, out: np.ndarray | None) -> Any:
         shape = tuple(self._impl.selection_shape(key))
+        if moved is not None:
+            # Read in the engine's (orthogonal) order, then move the list's axis first.
+            result = np.empty(shape, dtype=self._dtype)
+            self._impl.read_into(key, result)
+            result = np.moveaxis(result, moved, 0)
+            if out is not None:
+                out[...] = result
+                return out
+            return result
         if out is None:
             result = np.empty(shape, dtype=self._dtype)
             self._impl.read_into(key, result)
@@ -395,21 +450,60 @@ class Array:
         self._impl.read_into(key, out)
         return out
 
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
-        """Writes ``value`` (broadcast like NumPy) to a basic selection."""
+    def _write(self, key: tuple[Any, ...], moved: int | None, value: Any) -> None:
         if self._read_only:
             raise ReadOnlyError(f"cannot write to {self!r}: it was opened read-only")
-        key = self._basic_key(selection)
         data = np.asarray(value, dtype=self._dtype)
+        if moved is not None:
+            shape = tuple(self._impl.selection_shape(key))
+            numpy_shape = (shape[moved], *shape[:moved], *shape[moved + 1 :])
+            data = np.moveaxis(np.broadcast_to(data, numpy_shape), 0, moved)
         self._impl.write(key, data, self._write_empty_chunks)
 
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+        """Reads a basic selection (integers, slices, ...).
+
+        The result is a new NumPy array the engine decodes into directly (a NumPy scalar
+        when every axis is indexed by an integer). With ``out`` (a writable array of the
+        selection's shape and the array's dtype, any strides) the data lands there.
+        """
+        key, moved = self._key(selection, lists="none")
+        return self._read(key, moved, out)
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        """Writes ``value`` (broadcast like NumPy) to a basic selection."""
+        key, moved = self._key(selection, lists="none")
+        self._write(key, moved, value)
+
+    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        """Reads an orthogonal selection: per axis an integer, a slice (any step), or a
+        list / 1-d array of integers (any order, repeats allowed) or of booleans; each axis
+        is selected independently (``np.ix_`` semantics), as zarr's ``oindex``."""
+        key, moved = self._key(selection, lists="orthogonal")
+        return self._read(key, moved, out)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        """Writes ``value`` to an orthogonal selection (where an element is selected
+        twice, the last value in C order wins, as in NumPy)."""
+        key, moved = self._key(selection, lists="orthogonal")
+        self._write(key, moved, value)
+
+    @property
+    def oindex(self) -> OIndex:
+        """Orthogonal indexing: ``a.oindex[[0, 5], ::2]``, ``a.oindex[mask0, mask1] = v``."""
+        return OIndex(self)
+
     def __getitem__(self, selection: Any) -> Any:
-        return self.get_basic_selection(selection)
+        """NumPy indexing: integers, slices (any step), ... and one integer or boolean list."""
+        key, moved = self._key(selection, lists="one")
+        return self._read(key, moved, None)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self.set_basic_selection(selection, value)
+        key, moved = self._key(selection, lists="one")
+        self._write(key, moved, value)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """The whole array as a new NumPy array."""
         if copy is False:
             raise ValueError("reading a zarrkit array always makes a new NumPy array (copy=False is impossible)")
         result = np.asarray(self.get_basic_selection(Ellipsis))
@@ -418,6 +512,21 @@ class Array:
     def __iter__(self) -> Any:
         for i in range(len(self)):
             yield self[i]
+
+
+class OIndex:
+    """``Array.oindex``: orthogonal selections with ``[]``."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._array.get_orthogonal_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_orthogonal_selection(selection, value)
 
 
 def _reopen_array(store: Store, path: str, read_only: bool) -> Array:

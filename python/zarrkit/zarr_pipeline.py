@@ -105,6 +105,9 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
         # Host memory only: GPU prototypes (zarr.config.enable_gpu()) go to zarr-python.
         if not (issubclass(spec.prototype.buffer, cpu.Buffer) and issubclass(spec.prototype.nd_buffer, cpu.NDBuffer)):
             return None
+        # Objects and NumPy's variable-length strings stay with zarr-python's codecs.
+        if spec.dtype.to_native_dtype().kind in "OT":
+            return None
         if self.v2_zarray is not None:
             return _chain_v2(self.v2_zarray)
         try:
