@@ -5,6 +5,9 @@
 
 #include "bindings.h"
 #include "zarrkit/error.h"
+#ifdef ZARRKIT_HAVE_CUDA
+#include "zarrkit/gpu.h"
+#endif
 
 namespace zarrkit::python {
 namespace {
@@ -26,6 +29,32 @@ const char* memory_kind_to_name(MemoryKind kind) {
     case MemoryKind::kDevice: return "device";
   }
   return "host";
+}
+
+// Throws UnsupportedError with the reason when `kind` memory cannot be had here.
+void require_memory(MemoryKind kind) {
+  if (kind == MemoryKind::kHost) return;
+#ifdef ZARRKIT_HAVE_CUDA
+  install_gpu_support();
+  if (!gpu_available()) {
+    fail_unsupported("{} memory was asked for, but no GPU can be used: {}", memory_kind_name(kind),
+                     gpu_unavailable_reason());
+  }
+#else
+  fail_unsupported("{} memory was asked for, but this build of zarrkit has no GPU support (it was "
+                   "built without the CUDA toolkit)",
+                   memory_kind_name(kind));
+#endif
+}
+
+bool memory_available(MemoryKind kind) {
+  if (kind == MemoryKind::kHost) return true;
+#ifdef ZARRKIT_HAVE_CUDA
+  install_gpu_support();
+  return gpu_available();
+#else
+  return false;
+#endif
 }
 
 }  // namespace
@@ -59,18 +88,13 @@ void bind_config(nb::module_& m) {
           c.num_threads = num_threads;
           c.write_empty_chunks = write_empty_chunks;
           c.memory = memory_kind_from_name(memory);
-          if (c.memory != MemoryKind::kHost && registered_allocator(c.memory) == nullptr) {
-            fail_unsupported(
-                "{} memory was asked for, but this build of zarrkit has no GPU support or the "
-                "machine has no usable GPU",
-                memory_kind_name(c.memory));
-          }
+          require_memory(c.memory);
           set_python_settings(c);
         },
         nb::arg("num_threads"), nb::arg("write_empty_chunks"), nb::arg("memory"),
         "Replaces the settings engine calls run under.");
   m.def("memory_available",
-        [](const std::string& memory) { return registered_allocator(memory_kind_from_name(memory)) != nullptr; },
+        [](const std::string& memory) { return memory_available(memory_kind_from_name(memory)); },
         nb::arg("memory"), "True when this build and machine can allocate that kind of memory.");
   m.def("hardware_threads", [] { return std::max(1u, std::thread::hardware_concurrency()); },
         "The number of hardware threads (what num_threads=0 means).");

@@ -430,6 +430,8 @@ class Array:
 
     def _read(self, key: tuple[Any, ...], moved: int | None, out: np.ndarray | None) -> Any:
         shape = tuple(self._impl.selection_shape(key))
+        if out is None and _zarrkit.get_settings()["memory"] == "device":
+            return self._read_to_device(key, moved, shape)
         if moved is not None:
             # Read in the engine's (orthogonal) order, then move the list's axis first.
             result = np.empty(shape, dtype=self._dtype)
@@ -449,6 +451,17 @@ class Array:
             )
         self._impl.read_into(key, out)
         return out
+
+    def _read_to_device(self, key: tuple[Any, ...], moved: int | None, shape: tuple[int, ...]) -> Any:
+        # zarrkit.config.enable_gpu(): the engine decodes into a CuPy array's memory.
+        import cupy
+
+        result = cupy.empty(shape, dtype=self._dtype)
+        pointer = result.__cuda_array_interface__["data"][0]
+        self._impl.read_into_device(key, pointer, list(shape), list(result.strides))
+        if moved is not None:
+            result = cupy.moveaxis(result, moved, 0)
+        return result
 
     def _write(self, key: tuple[Any, ...], moved: int | None, value: Any) -> None:
         if self._read_only:
