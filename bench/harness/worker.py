@@ -47,6 +47,8 @@ def drop_page_cache() -> None:
 
 
 def clear_chunks(directory: str) -> None:
+    """Empties the target before each write, then syncs, so that no repetition pays for the
+    write-back of the one before (untimed)."""
     for entry in Path(directory).iterdir():
         if entry.name in METADATA:
             continue
@@ -54,6 +56,7 @@ def clear_chunks(directory: str) -> None:
             shutil.rmtree(entry)
         else:
             entry.unlink()
+    os.sync()
 
 
 def repeat(job: dict, body, before_each=lambda: None) -> list[float]:
