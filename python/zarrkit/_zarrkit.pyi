@@ -1,0 +1,188 @@
+"""zarrkit's C++ engine (private; use the zarrkit package)."""
+
+# Generated: python -m nanobind.stubgen -m zarrkit._zarrkit -o python/zarrkit/_zarrkit.pyi
+# (tests/python/test_stubs.py checks that it matches the module).
+
+from collections.abc import Sequence
+
+
+def get_settings() -> dict:
+    """The settings engine calls run under, as a dict."""
+
+def set_settings(num_threads: int, write_empty_chunks: bool, memory: str) -> None:
+    """Replaces the settings engine calls run under."""
+
+def memory_available(memory: str) -> bool:
+    """True when this build and machine can allocate that kind of memory."""
+
+def hardware_threads() -> int:
+    """The number of hardware threads (what num_threads=0 means)."""
+
+class Store:
+    """A key-value store of the engine."""
+
+    @property
+    def kind(self) -> str:
+        """'local', 'memory' or 'other'."""
+
+    @property
+    def root(self) -> str | None:
+        """The directory of a local store, else None."""
+
+    @property
+    def writable(self) -> bool: ...
+
+    def describe(self) -> str: ...
+
+    def get(self, key: str) -> object:
+        """The value of `key` as a uint8 NumPy array, or None."""
+
+    def set(self, key: str, value: object) -> None: ...
+
+    def erase(self, key: str) -> None: ...
+
+    def erase_prefix(self, prefix: str) -> None: ...
+
+    def exists(self, key: str) -> bool: ...
+
+    def list(self, prefix: str = '') -> list[str]:
+        """Every key below `prefix`, sorted."""
+
+    def list_dir(self, prefix: str = '') -> tuple[list[str], list[str]]:
+        """(keys, prefixes) directly below `prefix`."""
+
+    def same_as(self, arg: Store, /) -> bool: ...
+
+def local_store(root: str, read_only: bool = False, create: bool = True) -> Store: ...
+
+def memory_store() -> Store: ...
+
+def open_location(location: str, for_writing: bool = False) -> tuple[Store, str]:
+    """Opens the store holding `location` and returns (store, node path)."""
+
+class Array:
+    """An array in a store (the engine side of zarrkit.Array)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def shape(self) -> list[int]: ...
+
+    @property
+    def chunk_shape(self) -> list[int]:
+        """The chunk grid's chunk shape (the shard shape for sharded arrays)."""
+
+    @property
+    def zarr_format(self) -> int: ...
+
+    @property
+    def dtype_name(self) -> str: ...
+
+    @property
+    def numpy_descr(self) -> str:
+        """A NumPy dtype descriptor as JSON text."""
+
+    @property
+    def fill_value_bytes(self) -> bytes: ...
+
+    @property
+    def fill_value_is_null(self) -> bool: ...
+
+    def metadata_json(self) -> str:
+        """
+        The metadata document (zarr.json, or .zarray plus "attributes") as JSON text.
+        """
+
+    def attributes_json(self) -> str: ...
+
+    def set_attributes(self, attributes_json: str) -> None: ...
+
+    def selection_shape(self, key: object) -> list[int]: ...
+
+    def read_into(self, key: object, out: object) -> None:
+        """
+        Reads the selection `key` into `out` (a writable array of the selection's shape).
+        """
+
+    def read_into_device(self, key: object, pointer: int, shape: Sequence[int], byte_strides: Sequence[int]) -> None:
+        """
+        Reads the selection into device memory at `pointer` (a CuPy array's __cuda_array_interface__: its shape and byte strides).
+        """
+
+    def write(self, key: object, value: object, write_empty_chunks: bool | None = None) -> None:
+        """
+        Writes `value` (an array of the selection's shape or one that broadcasts to it).
+        """
+
+    def storage_info(self) -> object: ...
+
+def open_array(store: Store, path: str = '') -> Array: ...
+
+def create_array(store: Store, path: str, spec_json: str, fill: object | None, overwrite: bool) -> Array: ...
+
+class Group:
+    """A group in a store (the engine side of zarrkit.Group)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def zarr_format(self) -> int: ...
+
+    def attributes_json(self) -> str: ...
+
+    def set_attributes(self, attributes_json: str) -> None: ...
+
+    def members(self) -> list:
+        """
+        Direct children as (name, path, 'array'|'group', zarr_format), sorted by name.
+        """
+
+    def walk(self) -> list:
+        """Every node below, depth first, as (name, path, kind, zarr_format)."""
+
+def open_group(store: Store, path: str = '') -> Group: ...
+
+def create_group(store: Store, path: str, zarr_format: int, attributes_json: str, overwrite: bool) -> Group: ...
+
+def probe_node(store: Store, path: str = '') -> object:
+    """('array'|'group', zarr_format) of the node at `path`, or None."""
+
+class CodecChain:
+    """A validated codec chain for one data type."""
+
+    @property
+    def numpy_descr(self) -> str: ...
+
+    @property
+    def codecs_json(self) -> str: ...
+
+    def decode(self, chunks: list, shape: Sequence[int], fill: object | None) -> list:
+        """
+        Decodes a batch (bytes-like or None each) into uint8 arrays of the decoded chunks (C order, native byte order), None where the input was None.
+        """
+
+    def encode(self, chunks: list, shape: Sequence[int], fill: object | None) -> list:
+        """
+        Encodes a batch of C-contiguous chunk arrays (or None) into uint8 arrays.
+        """
+
+def chain_from_v3(codecs_json: str, data_type_json: str) -> CodecChain:
+    """
+    The chain of a v3 "codecs" list; UnsupportedError when a codec is not built in.
+    """
+
+def chain_from_v2_metadata(zarray_json: str) -> CodecChain:
+    """
+    The chain a v2 .zarray document implies (compressor, filters, order, byte order).
+    """
+
+def codec_v2_form(entry_json: str, dtype_json: str) -> str:
+    """The numcodecs form of a v3 codec entry."""
