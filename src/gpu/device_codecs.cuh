@@ -51,16 +51,58 @@ ZK_HD void lane_copy(std::uint8_t* out, const std::uint8_t* in, std::uint64_t n,
 }
 
 // An LZ77 match of `length` bytes at out[0..) copying from `distance` bytes back (the
-// bytes before `out` are complete). Overlap (distance < length) repeats the pattern.
+// bytes before `out` are complete). Overlap (distance < length) repeats the pattern: byte k
+// is from[k mod distance], whose index each lane advances by width mod distance per step
+// instead of dividing. Sizes come from 32-bit stream sizes, so the indices fit 32 bits.
 ZK_HD void lane_match(std::uint8_t* out, std::uint64_t distance, std::uint64_t length, unsigned lane,
                       unsigned width) {
   const std::uint8_t* from = out - distance;
   if (distance >= length) {
     for (std::uint64_t k = lane; k < length; k += width) out[k] = from[k];
-  } else {
-    for (std::uint64_t k = lane; k < length; k += width) out[k] = from[k % distance];
+    return;
+  }
+  const auto d = static_cast<std::uint32_t>(distance);
+  std::uint32_t index = lane % d;
+  const std::uint32_t step = width % d;
+#if defined(__CUDA_ARCH__)
+  if (width == 32 && d <= 32) {
+    // Short patterns (runs of one byte, repeated elements) live in registers: lane j holds
+    // from[j], and every lane takes its byte from the lane that holds it.
+    const unsigned pattern = lane < d ? from[lane] : 0u;
+    for (std::uint64_t base = 0; base < length; base += 32) {
+      const unsigned value = __shfl_sync(0xFFFFFFFFu, pattern, static_cast<int>(index));
+      if (base + lane < length) out[base + lane] = static_cast<std::uint8_t>(value);
+      index += step;
+      if (index >= d) index -= d;
+    }
+    return;
+  }
+#endif
+  for (std::uint64_t k = lane; k < length; k += width) {
+    out[k] = from[index];
+    index += step;
+    if (index >= d) index -= d;
   }
 }
+
+// ---- Compressed input -------------------------------------------------------------------
+//
+// The decoders read their input through a reader: `in(i)` is byte i of the stream, and
+// `in.pointer(i)` its address (for bulk copies of literals). DirectInput reads memory as
+// is; the kernels also use a reader that stages the stream through shared memory.
+struct DirectInput {
+  const std::uint8_t* data;
+  ZK_HD unsigned operator()(std::uint64_t i) const { return data[i]; }
+  ZK_HD const std::uint8_t* pointer(std::uint64_t i) const { return data + i; }
+};
+
+// Host and device instantiations of the templates below call host-only or device-only
+// readers; nvcc checks such calls per instantiation, so its generic warning is disabled.
+#if defined(__CUDACC__)
+#define ZK_HD_TEMPLATE _Pragma("nv_exec_check_disable")
+#else
+#define ZK_HD_TEMPLATE
+#endif
 
 // ---- LZ4 block format -------------------------------------------------------------------
 //
@@ -71,20 +113,22 @@ ZK_HD void lane_match(std::uint8_t* out, std::uint64_t distance, std::uint64_t l
 // sequence; a match may not end inside the last 5 bytes of the output, nor reach before
 // the start of the output.
 
-ZK_HD std::int32_t lz4_decode_block(const std::uint8_t* in, std::uint64_t in_size, std::uint8_t* out,
-                                    std::uint64_t out_size, unsigned lane, unsigned width) {
-  if (out_size == 0) return in_size == 1 && in[0] == 0 ? kDecodeOk : kDecodeCorrupt;
+ZK_HD_TEMPLATE
+template <typename Input>
+ZK_HD std::int32_t lz4_decode(Input& in, std::uint64_t in_size, std::uint8_t* out, std::uint64_t out_size,
+                              unsigned lane, unsigned width) {
+  if (out_size == 0) return in_size == 1 && in(0) == 0 ? kDecodeOk : kDecodeCorrupt;
   std::uint64_t ip = 0;
   std::uint64_t op = 0;
   for (;;) {
     if (ip >= in_size) return kDecodeCorrupt;
-    const unsigned token = in[ip++];
+    const unsigned token = in(ip++);
     std::uint64_t literals = token >> 4;
     if (literals == 15) {
       unsigned b;
       do {
         if (ip >= in_size) return kDecodeCorrupt;
-        b = in[ip++];
+        b = in(ip++);
         literals += b;
       } while (b == 255);
     }
@@ -94,15 +138,15 @@ ZK_HD std::int32_t lz4_decode_block(const std::uint8_t* in, std::uint64_t in_siz
     if (near_output_end || near_input_end) {
       // Must be the last sequence: literals only, ending exactly at the end of the input.
       if (ip + literals != in_size) return kDecodeCorrupt;
-      lane_copy(out + op, in + ip, literals, lane, width);
+      lane_copy(out + op, in.pointer(ip), literals, lane, width);
       op += literals;
       return op == out_size ? kDecodeOk : kDecodeWrongSize;
     }
-    lane_copy(out + op, in + ip, literals, lane, width);
+    lane_copy(out + op, in.pointer(ip), literals, lane, width);
     ip += literals;
     op += literals;
 
-    const std::uint64_t offset = static_cast<std::uint64_t>(in[ip]) | static_cast<std::uint64_t>(in[ip + 1]) << 8;
+    const std::uint64_t offset = static_cast<std::uint64_t>(in(ip)) | static_cast<std::uint64_t>(in(ip + 1)) << 8;
     ip += 2;  // in range: the literals ended at least 8 bytes before the end of the input
     if (offset == 0 || offset > op) return kDecodeCorrupt;
     std::uint64_t length = token & 15u;
@@ -110,7 +154,7 @@ ZK_HD std::int32_t lz4_decode_block(const std::uint8_t* in, std::uint64_t in_siz
       unsigned b;
       do {
         if (ip >= in_size) return kDecodeCorrupt;
-        b = in[ip++];
+        b = in(ip++);
         length += b;
       } while (b == 255);
     }
@@ -124,6 +168,12 @@ ZK_HD std::int32_t lz4_decode_block(const std::uint8_t* in, std::uint64_t in_siz
   }
 }
 
+ZK_HD std::int32_t lz4_decode_block(const std::uint8_t* in, std::uint64_t in_size, std::uint8_t* out,
+                                    std::uint64_t out_size, unsigned lane, unsigned width) {
+  DirectInput input{in};
+  return lz4_decode(input, in_size, out, out_size, lane, width);
+}
+
 // ---- BloscLZ (c-blosc 1.x, format version 1) -------------------------------------------
 //
 // The first byte's low 5 bits start a literal run. A control byte below 32 is a literal run
@@ -132,13 +182,15 @@ ZK_HD std::int32_t lz4_decode_block(const std::uint8_t* in, std::uint64_t in_siz
 // or, when that byte is 255 and ctrl & 31 is 31, 8192 + the next two bytes (big-endian).
 // The stream ends where the input ends.
 
-ZK_HD std::int32_t blosclz_decode_block(const std::uint8_t* in, std::uint64_t in_size, std::uint8_t* out,
-                                        std::uint64_t out_size, unsigned lane, unsigned width) {
+ZK_HD_TEMPLATE
+template <typename Input>
+ZK_HD std::int32_t blosclz_decode(Input& in, std::uint64_t in_size, std::uint8_t* out, std::uint64_t out_size,
+                                  unsigned lane, unsigned width) {
   constexpr std::uint64_t kMaxDistance = 8191;
   if (in_size == 0) return kDecodeCorrupt;
   std::uint64_t ip = 0;
   std::uint64_t op = 0;
-  unsigned ctrl = in[ip++] & 31u;
+  unsigned ctrl = in(ip++) & 31u;
   for (;;) {
     if (ctrl >= 32) {
       std::uint64_t length = (ctrl >> 5) - 1;
@@ -147,23 +199,23 @@ ZK_HD std::int32_t blosclz_decode_block(const std::uint8_t* in, std::uint64_t in
       if (length == 6) {
         do {
           if (ip >= in_size) return kDecodeCorrupt;
-          code = in[ip++];
+          code = in(ip++);
           length += code;
         } while (code == 255);
       }
       if (ip >= in_size) return kDecodeCorrupt;
-      code = in[ip++];
+      code = in(ip++);
       std::uint64_t distance = ofs + code + 1;
       if (code == 255 && ofs == (31u << 8)) {
         if (in_size - ip < 2) return kDecodeCorrupt;
-        ofs = static_cast<std::uint64_t>(in[ip]) << 8 | in[ip + 1];
+        ofs = static_cast<std::uint64_t>(in(ip)) << 8 | in(ip + 1);
         ip += 2;
         distance = ofs + kMaxDistance + 1;
       }
       length += 3;
       if (distance > op || length > out_size - op) return kDecodeCorrupt;
       const bool more = ip < in_size;
-      if (more) ctrl = in[ip++];
+      if (more) ctrl = in(ip++);
       lane_sync();
       lane_match(out + op, distance, length, lane, width);
       op += length;
@@ -171,27 +223,30 @@ ZK_HD std::int32_t blosclz_decode_block(const std::uint8_t* in, std::uint64_t in
     } else {
       const std::uint64_t literals = ctrl + 1u;
       if (literals > in_size - ip || literals > out_size - op) return kDecodeCorrupt;
-      lane_copy(out + op, in + ip, literals, lane, width);
+      lane_copy(out + op, in.pointer(ip), literals, lane, width);
       ip += literals;
       op += literals;
       if (ip >= in_size) break;
-      ctrl = in[ip++];
+      ctrl = in(ip++);
     }
   }
   return op == out_size ? kDecodeOk : kDecodeWrongSize;
 }
 
+ZK_HD std::int32_t blosclz_decode_block(const std::uint8_t* in, std::uint64_t in_size, std::uint8_t* out,
+                                        std::uint64_t out_size, unsigned lane, unsigned width) {
+  DirectInput input{in};
+  return blosclz_decode(input, in_size, out, out_size, lane, width);
+}
+
 // ---- Blosc shuffles (undo) --------------------------------------------------------------
 
-// Byte unshuffle of one blosc block of `block_size` bytes: the shuffled block holds byte j
-// of every element, then byte j + 1, ...; bytes past the last whole element stay in place.
-// Returns output byte `k` of the block.
-ZK_HD std::uint8_t unshuffled_byte(const std::uint8_t* in, std::uint64_t block_size, unsigned typesize,
-                                   std::uint64_t k) {
-  const std::uint64_t elements = block_size / typesize;
-  const std::uint64_t element = k / typesize;
-  if (element >= elements) return in[k];
-  return in[(k % typesize) * elements + element];
+// Byte unshuffle of one blosc block: the shuffled block holds byte 0 of every element,
+// then byte 1, ...; element e's bytes come from those planes. Bytes past the last whole
+// element stay where they are (the caller copies them).
+ZK_HD void unshuffle_element(const std::uint8_t* in, std::uint8_t* out, std::uint32_t elements, unsigned typesize,
+                             std::uint32_t e) {
+  for (unsigned b = 0; b < typesize; ++b) out[static_cast<std::uint64_t>(e) * typesize + b] = in[b * elements + e];
 }
 
 // Bit unshuffle (bitshuffle's layout, as c-blosc 1.x applies it per block): with n
@@ -200,11 +255,11 @@ ZK_HD std::uint8_t unshuffled_byte(const std::uint8_t* in, std::uint64_t block_s
 // of 8 are stored unshuffled; bytes past the last whole element stay in place.
 // Returns output bytes 8 * g .. 8 * g + 7 of byte column `j`, that is byte j of elements
 // 8 * g .. 8 * g + 7, packed little-endian into one word.
-ZK_HD std::uint64_t bitunshuffled_column8(const std::uint8_t* in, std::uint64_t elements, std::uint64_t group,
+ZK_HD std::uint64_t bitunshuffled_column8(const std::uint8_t* in, std::uint32_t elements, std::uint32_t group,
                                           unsigned j) {
-  const std::uint64_t row_bytes = elements / 8;
+  const std::uint32_t row_bytes = elements / 8;
   std::uint64_t rows = 0;  // byte b of `rows` is bit row j * 8 + b at this group
-  for (unsigned b = 0; b < 8; ++b) rows |= static_cast<std::uint64_t>(in[(j * 8ull + b) * row_bytes + group]) << (8 * b);
+  for (unsigned b = 0; b < 8; ++b) rows |= static_cast<std::uint64_t>(in[(j * 8u + b) * row_bytes + group]) << (8 * b);
   // Transpose the 8x8 bit matrix: bit i of byte b becomes bit b of byte i.
   std::uint64_t t;
   t = (rows ^ (rows >> 7)) & 0x00AA00AA00AA00AAull;
@@ -217,7 +272,7 @@ ZK_HD std::uint64_t bitunshuffled_column8(const std::uint8_t* in, std::uint64_t 
 }
 
 // True when c-blosc bit-unshuffles a block of this size (else the block is a plain copy).
-ZK_HD bool bitshuffle_applies(std::uint64_t block_size, unsigned typesize) {
+ZK_HD bool bitshuffle_applies(std::uint32_t block_size, unsigned typesize) {
   return (block_size / typesize) % 8 == 0;
 }
 

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -358,8 +359,11 @@ class DeviceReader {
     for (std::uint64_t first = 0; first < tasks; first += per_batch_, ++batch) {
       Slot& slot = slots_[batch % 2];
       finish(slot);
+      const auto t0 = std::chrono::steady_clock::now();
       prepare(slot, first, std::min(per_batch_, tasks - first));
       launch(slot);
+      read_stats().host_phase_ns.fetch_add(static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()));
     }
     // The older batch first.
     finish(slots_[batch % 2]);
@@ -603,7 +607,10 @@ class DeviceReader {
   void finish(Slot& slot) {
     if (!slot.in_flight) return;
     slot.in_flight = false;
+    const auto t0 = std::chrono::steady_clock::now();
     check_cuda(cudaStreamSynchronize(slot.stream), "decoding chunks on the GPU");
+    read_stats().gpu_wait_ns.fetch_add(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()));
     for (std::size_t i = 0; i < slot.chunks.size(); ++i) {
       if (slot.host_status[i] == kDecodeOk) continue;
       recover(slot, slot.chunks[i], slot.host_status[i]);

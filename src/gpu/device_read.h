@@ -27,6 +27,10 @@ struct ReadStats {
   // refuses valid data is a bug; the read still returns the right values).
   std::atomic<std::uint64_t> gpu_rejections_recovered{0};
   std::atomic<std::uint64_t> batches{0};
+  // Where a read's time goes: the host phase (store reads, CPU codecs, headers, tables)
+  // and the waits for the GPU after it (time the host phase did not hide).
+  std::atomic<std::uint64_t> host_phase_ns{0};
+  std::atomic<std::uint64_t> gpu_wait_ns{0};
 };
 ReadStats& read_stats();
 

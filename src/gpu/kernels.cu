@@ -47,9 +47,43 @@ __device__ void strided_copy_bytes(std::uint8_t* out, const std::uint8_t* in, st
 
 // ---- Streams: one warp each ---------------------------------------------------------------
 
+// The compressed stream staged through shared memory, kWindow bytes at a time, loaded by
+// the whole warp at once: the parse (every lane reading the same bytes one after another)
+// then waits on shared memory instead of on one global load per new cache line.
+constexpr unsigned kWindow = 1024;
+
+struct WindowInput {
+  const std::uint8_t* data;
+  std::uint64_t size;
+  std::uint8_t* window;  // kWindow bytes of shared memory, this warp's own
+  unsigned lane;
+  std::uint64_t base = 0;
+
+  __device__ WindowInput(const std::uint8_t* d, std::uint64_t n, std::uint8_t* w, unsigned l)
+      : data(d), size(n), window(w), lane(l) {
+    refill(0);
+  }
+  __device__ unsigned operator()(std::uint64_t i) {
+    if (i - base >= kWindow) refill(i);  // i < base wraps around and refills too
+    return window[i - base];
+  }
+  __device__ const std::uint8_t* pointer(std::uint64_t i) const { return data + i; }
+  __device__ void refill(std::uint64_t from) {
+    __syncwarp();  // every lane is done with the old window
+    base = from;
+#pragma unroll 8
+    for (unsigned k = lane; k < kWindow; k += kWarp) {
+      if (from + k < size) window[k] = __ldg(data + from + k);
+    }
+    __syncwarp();
+  }
+};
+
+template <bool kStaged>
 __global__ void __launch_bounds__(kWarp* kStreamWarpsPerBlock)
     decode_streams_kernel(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
                           std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* status) {
+  __shared__ std::uint8_t windows[kStaged ? kStreamWarpsPerBlock : 1][kStaged ? kWindow : 1];
   const std::uint64_t warp = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   const unsigned lane = threadIdx.x % kWarp;
   if (warp >= count) return;  // whole warps leave together
@@ -67,10 +101,16 @@ __global__ void __launch_bounds__(kWarp* kStreamWarpsPerBlock)
       }
       break;
     case StreamCodec::kLz4:
-      result = lz4_decode_block(in, job.src_size, out, job.dst_size, lane, kWarp);
-      break;
     case StreamCodec::kBloscLz:
-      result = blosclz_decode_block(in, job.src_size, out, job.dst_size, lane, kWarp);
+      if constexpr (kStaged) {
+        WindowInput reader(in, job.src_size, windows[threadIdx.x / kWarp], lane);
+        result = job.codec == StreamCodec::kLz4 ? lz4_decode(reader, job.src_size, out, job.dst_size, lane, kWarp)
+                                                : blosclz_decode(reader, job.src_size, out, job.dst_size, lane, kWarp);
+      } else {
+        DirectInput reader{in};
+        result = job.codec == StreamCodec::kLz4 ? lz4_decode(reader, job.src_size, out, job.dst_size, lane, kWarp)
+                                                : blosclz_decode(reader, job.src_size, out, job.dst_size, lane, kWarp);
+      }
       break;
   }
   if (lane == 0 && result != kDecodeOk) record_failure(status, job.chunk, result);
@@ -80,8 +120,9 @@ __global__ void __launch_bounds__(kWarp* kStreamWarpsPerBlock)
 
 __global__ void unshuffle_blocks_kernel(const BlockJob* jobs, std::uint32_t count, const std::uint8_t* scratch,
                                         std::uint8_t* decoded, const std::int32_t* status) {
-  const std::uint64_t rank = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::uint64_t width = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  // Blocks are below 2^31 bytes (c-blosc's limit): 32-bit index arithmetic inside one.
+  const std::uint32_t rank = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t width = gridDim.x * blockDim.x;
   for (std::uint32_t j = blockIdx.y; j < count; j += gridDim.y) {
     const BlockJob job = jobs[j];
     if (status[job.chunk] != kDecodeOk) continue;
@@ -92,24 +133,30 @@ __global__ void unshuffle_blocks_kernel(const BlockJob* jobs, std::uint32_t coun
       case BlockShuffle::kCopy:
         strided_copy_bytes(out, in, job.size, rank, width);
         break;
-      case BlockShuffle::kByte:
-        for (std::uint64_t k = rank; k < job.size; k += width) out[k] = unshuffled_byte(in, job.size, typesize, k);
+      case BlockShuffle::kByte: {
+        // Thread per element: its typesize bytes come from typesize planes.
+        const std::uint32_t elements = job.size / typesize;
+        for (std::uint32_t e = rank; e < elements; e += width) {
+          unshuffle_element(in, out, elements, typesize, e);
+        }
+        for (std::uint32_t k = elements * typesize + rank; k < job.size; k += width) out[k] = in[k];
         break;
+      }
       case BlockShuffle::kBit: {
         if (!bitshuffle_applies(job.size, typesize)) {
           strided_copy_bytes(out, in, job.size, rank, width);
           break;
         }
-        const std::uint64_t elements = job.size / typesize;
-        const std::uint64_t work = elements / 8 * typesize;
-        for (std::uint64_t w = rank; w < work; w += width) {
-          const std::uint64_t group = w / typesize;
-          const unsigned column = static_cast<unsigned>(w % typesize);
+        const std::uint32_t elements = job.size / typesize;
+        const std::uint32_t work = elements / 8 * typesize;
+        for (std::uint32_t w = rank; w < work; w += width) {
+          const std::uint32_t group = w / typesize;
+          const unsigned column = w - group * typesize;
           const std::uint64_t bytes = bitunshuffled_column8(in, elements, group, column);
-          std::uint8_t* o = out + group * 8 * typesize + column;
+          std::uint8_t* o = out + static_cast<std::uint64_t>(group) * 8 * typesize + column;
           for (unsigned i = 0; i < 8; ++i) o[i * typesize] = static_cast<std::uint8_t>(bytes >> (8 * i));
         }
-        for (std::uint64_t k = elements * typesize + rank; k < job.size; k += width) out[k] = in[k];
+        for (std::uint32_t k = elements * typesize + rank; k < job.size; k += width) out[k] = in[k];
         break;
       }
     }
@@ -301,11 +348,16 @@ unsigned grid_y(std::uint32_t count) { return std::max(1u, std::min<std::uint32_
 
 cudaError_t launch_decode_streams(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
                                   std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* chunk_status,
-                                  cudaStream_t stream) {
+                                  cudaStream_t stream, bool staged_input) {
   if (count == 0) return cudaSuccess;
   const unsigned blocks = (count + kStreamWarpsPerBlock - 1) / kStreamWarpsPerBlock;
-  decode_streams_kernel<<<blocks, kWarp * kStreamWarpsPerBlock, 0, stream>>>(jobs, count, input, decoded, scratch,
-                                                                             chunk_status);
+  if (staged_input) {
+    decode_streams_kernel<true><<<blocks, kWarp * kStreamWarpsPerBlock, 0, stream>>>(jobs, count, input, decoded,
+                                                                                     scratch, chunk_status);
+  } else {
+    decode_streams_kernel<false><<<blocks, kWarp * kStreamWarpsPerBlock, 0, stream>>>(jobs, count, input, decoded,
+                                                                                      scratch, chunk_status);
+  }
   return cudaGetLastError();
 }
 
