@@ -362,6 +362,12 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
     std::string message;
     if (error != TransportError::kNone) {
       message = t->error_buffer[0] != '\0' ? t->error_buffer : curl_easy_strerror(code);
+      // A reset in the middle of a body whose length was announced is a truncated body.
+      if (error == TransportError::kReset && t->content_length && t->body_size < *t->content_length) {
+        error = TransportError::kTruncated;
+        message = fmt::format("the connection broke after {} of {} bytes ({})", t->body_size, *t->content_length,
+                              message);
+      }
       if (error == TransportError::kTooLarge) {
         message = fmt::format("the response body is larger than the limit of {} bytes", t->max_body);
       }

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -141,6 +142,29 @@ PayloadDigests payload_digests(ByteView data) {
   const Digest sha = sha256(data);
   const auto md = md5(data);
   return {hex_encode(sha), base64_encode(sha), base64_encode(md), hex_encode(md)};
+}
+
+std::string object_checksum(std::string_view algorithm, ByteView data) {
+  if (algorithm == "SHA-256") return base64_encode(sha256(data));
+  if (algorithm == "SHA-1") {
+    std::array<std::byte, 20> digest{};
+    SHA1(reinterpret_cast<const unsigned char*>(data.data()), data.size(), reinterpret_cast<unsigned char*>(digest.data()));
+    return base64_encode(digest);
+  }
+  if (algorithm == "CRC32") {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    const auto* p = reinterpret_cast<const Bytef*>(data.data());
+    for (std::size_t left = data.size(); left > 0;) {  // zlib takes 32-bit lengths
+      const auto n = static_cast<uInt>(std::min<std::size_t>(left, 1u << 30));
+      crc = crc32(crc, p, n);
+      p += n;
+      left -= n;
+    }
+    const std::array<std::byte, 4> bytes{std::byte(crc >> 24), std::byte(crc >> 16), std::byte(crc >> 8),
+                                         std::byte(crc)};
+    return base64_encode(bytes);
+  }
+  throw InternalError(fmt::format("object_checksum: unknown algorithm \"{}\"", algorithm));
 }
 
 std::string canonical_query_string(const QueryList& query) {

@@ -63,6 +63,9 @@ struct PayloadDigests {
   std::string md5_hex;
 };
 PayloadDigests payload_digests(ByteView data);
+// An S3 object checksum as the x-amz-checksum-* headers carry it (base64 of the big-endian
+// digest): algorithm "SHA-256", "SHA-1" or "CRC32".
+std::string object_checksum(std::string_view algorithm, ByteView data);
 std::string md5_base64(ByteView data);
 std::string base64_encode(ByteView data);
 std::string hex_encode(ByteView data);

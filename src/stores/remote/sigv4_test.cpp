@@ -124,6 +124,10 @@ TEST(SigV4, HashesAndDates) {
   EXPECT_EQ(md5_base64(as_bytes("")), "1B2M2Y8AsgTpgAmY7PhCfg==");
   EXPECT_EQ(md5_base64(as_bytes("Welcome to Amazon S3.")), "1EfQ6PKJ8WoS/2AnznfCWA==");
   EXPECT_EQ(base64_encode(as_bytes("ab")), "YWI=");
+  // S3's x-amz-checksum-* forms: base64 of the big-endian digest.
+  EXPECT_EQ(object_checksum("CRC32", as_bytes("123456789")), "y/Q5Jg==");  // 0xCBF43926
+  EXPECT_EQ(object_checksum("SHA-1", as_bytes("abc")), "qZk+NkcGgWq6PiVxeFDCbJzQ2J0=");
+  EXPECT_EQ(object_checksum("SHA-256", {}), "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
   EXPECT_EQ(amz_date(std::chrono::system_clock::from_time_t(1440938160)), "20150830T123600Z");
 }
 

@@ -1,0 +1,123 @@
+"""Real servers for the remote-store tests, started on 127.0.0.1 by the tests themselves:
+moto's S3 server and nginx serving a directory (with Range support). Each picks a free
+port, waits until it answers, and is stopped (and its files removed) at the end."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_answering(url, process, log, timeout=60.0):
+    """Polls `url` until any HTTP answer comes back; fails early if the process died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: the server exited with {process.returncode}:\n{Path(log).read_text()}")
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except urllib.error.HTTPError:
+            return  # it answered, if only with an error status
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{url}: no answer within {timeout} s:\n{Path(log).read_text()}")
+
+
+def stop(process):
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+class MotoServer:
+    """moto in server mode: an S3 endpoint at self.url."""
+
+    def __init__(self, workdir):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = Path(workdir) / "moto.log"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir)
+        try:
+            wait_until_answering(self.url + "/moto-api/", self.process, self.log)
+        except Exception:
+            stop(self.process)
+            raise
+
+    def close(self):
+        stop(self.process)
+
+
+NGINX_CONFIG = """\
+daemon off;
+master_process off;
+worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 512; }}
+http {{
+  access_log off;
+  client_body_temp_path {dir}/client_body;
+  proxy_temp_path {dir}/proxy;
+  fastcgi_temp_path {dir}/fastcgi;
+  uwsgi_temp_path {dir}/uwsgi;
+  scgi_temp_path {dir}/scgi;
+  default_type application/octet-stream;
+  keepalive_requests 10000;
+  server {{
+    listen 127.0.0.1:{port};
+    root {root};
+  }}
+}}
+"""
+
+
+def nginx_binary():
+    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/sbin/nginx") if os.access(p, os.X_OK)), None)
+
+
+class Nginx:
+    """nginx as the current user, serving `root` at self.url (byte ranges included)."""
+
+    def __init__(self, workdir, root):
+        binary = nginx_binary()
+        if binary is None:
+            raise FileNotFoundError("nginx is not installed (scripts/setup installs nginx-light)")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        workdir = Path(workdir)
+        config = workdir / "nginx.conf"
+        config.write_text(NGINX_CONFIG.format(dir=workdir, port=self.port, root=Path(root).resolve()))
+        self.log = workdir / "error.log"
+        self.log.touch()
+        self.process = subprocess.Popen([binary, "-e", str(self.log), "-p", str(workdir), "-c", str(config)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        try:
+            wait_until_answering(self.url + "/", self.process, self.log)
+        except Exception:
+            stop(self.process)
+            raise
+
+    def close(self):
+        stop(self.process)
