@@ -82,6 +82,8 @@ def parse_args(argv):
     p.add_argument("--zarrkit-bench", type=Path, required=True)
     p.add_argument("--timeout", type=float, default=1800, help="seconds per child process")
     p.add_argument("--label", default="", help="results file name (default: the size)")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="start no new case after this many seconds (0: none); the report says so")
     return p.parse_args(argv)
 
 
@@ -124,15 +126,26 @@ def main(argv=None) -> int:
         meta["elapsed_s"] = round(time.time() - started)
         out.write_text(json.dumps({"meta": meta, "records": records}, indent=1))
 
+    # The thread count of the run first, for every case; the sweep after, so that a deadline
+    # cuts the sweep rather than the main tables.
+    plan = []
     for case in cases:
-        case_peers = [p for p in case.peers if p in peers]
         runs = [(args.threads, "warm", "in-process")]
         if case.cold and "cold" in caches:
             runs.append((args.threads, "cold", "in-process"))
         if case.whole_process and not args.no_process:
             runs += [(args.threads, cache, "process") for cache in ("warm", "cold") if cache in caches]
-        if any(p in case.key for p in sweep_patterns):
-            runs += [(t, "warm", "in-process") for t in sweep]
+        plan.append((case, runs))
+    for case in cases:
+        if any(p in case.key for p in sweep_patterns) and sweep:
+            plan.append((case, [(t, "warm", "in-process") for t in sweep]))
+
+    stopped = False
+    for case, runs in plan:
+        if args.deadline and time.time() - started > args.deadline:
+            stopped = True
+            break
+        case_peers = [p for p in case.peers if p in peers]
         print(f"{case.scenario} {case.name}: {case.variant.dataset.name}/{case.variant.name} ({case.variant.label})",
               flush=True)
         for threads, cache, mode in runs:
@@ -146,10 +159,16 @@ def main(argv=None) -> int:
                               f"peak {r['peak_rss'] / 2**20:.0f} MiB {'ok' if r['ok'] else 'WRONG VALUES'}")
                 print(f"  {peer:12s} t={threads:<2d} {cache} {mode:10s} {status}", flush=True)
                 save()
+    if stopped:
+        meta["stopped"] = f"stopped at the --deadline of {args.deadline:.0f} s; later cases were not run"
+        print(f"bench: {meta['stopped']}", flush=True)
     save()
-    report.write(args.results, BENCH / "RESULTS.md")
-    print(f"bench: {len(records)} measurements in {time.time() - started:.0f} s; wrote {out} and "
-          f"{BENCH / 'RESULTS.md'}", flush=True)
+    # bench/RESULTS.md for the default results directory, else a RESULTS.md inside the other one.
+    results_md = BENCH / "RESULTS.md" if args.results.resolve() == (BENCH / "results").resolve() \
+        else args.results / "RESULTS.md"
+    report.write(args.results, results_md)
+    print(f"bench: {len(records)} measurements in {time.time() - started:.0f} s; wrote {out} and {results_md}",
+          flush=True)
     return 0
 
 

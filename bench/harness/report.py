@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import defaultdict
 from pathlib import Path
 
 from scenarios import DESCRIPTIONS, SCENARIOS
 
 PEER_ORDER = ["zarrkit", "tensorstore", "zarrs", "zarr", "memmap", "h5py"]
+PEER_COLORS = {"tensorstore": "tab:blue", "zarrs": "tab:orange", "zarr": "tab:green", "memmap": "tab:red",
+               "h5py": "tab:purple", "zarrkit": "black"}
 PEER_NAMES = {"zarrkit": "zarrkit", "tensorstore": "tensorstore", "zarrs": "zarr-python + zarrs",
               "zarr": "zarr-python 3", "memmap": "numpy.memmap + copy", "h5py": "h5py"}
 
@@ -124,7 +127,7 @@ def goals(records, index, threads) -> list[str]:
     return lines
 
 
-def plots(results_dir: Path, label: str, records, index, threads) -> list[str]:
+def plots(results_dir: Path, link: str, label: str, records, index, threads) -> list[str]:
     try:
         import matplotlib
 
@@ -148,7 +151,8 @@ def plots(results_dir: Path, label: str, records, index, threads) -> list[str]:
         for ax, key in zip(axes.flat, keys):
             for peer in sorted(swept[key], key=peer_rank):
                 pts = sorted(swept[key][peer].items())
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=PEER_NAMES[peer])
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=PEER_NAMES[peer],
+                        color=PEER_COLORS.get(peer))
             ax.set_xscale("log", base=2)
             ax.set_title(f"{key[0]} {key[1]}: {key[2]}\n{key[3]}", fontsize=8)
             ax.set_xlabel("threads")
@@ -161,7 +165,7 @@ def plots(results_dir: Path, label: str, records, index, threads) -> list[str]:
         name = f"{label}-threads.png"
         fig.savefig(results_dir / name, dpi=80)
         plt.close(fig)
-        made.append(f"![throughput against threads](results/{name})")
+        made.append(f"![throughput against threads]({link}/{name})")
     # zarrkit's ratio per codec, one panel per scenario.
     panels = defaultdict(lambda: defaultdict(dict))
     for r in records:
@@ -173,30 +177,37 @@ def plots(results_dir: Path, label: str, records, index, threads) -> list[str]:
             panels[r["scenario"]][f"{r['case']}\n{r['dataset']}: {r['label']}"][r["peer"]] = x
     if panels:
         scen = [s for s in SCENARIOS if s in panels]
-        fig, axes = plt.subplots(len(scen), 1, figsize=(14, 3.2 * len(scen)), squeeze=False)
+        heights = [max(2.0, 0.28 * len(panels[s]) * max(1, len({p for g in panels[s].values() for p in g})) / 2)
+                   for s in scen]
+        fig, axes = plt.subplots(len(scen), 1, figsize=(11, sum(heights) + 1.0 * len(scen)), squeeze=False,
+                                 gridspec_kw={"height_ratios": heights})
         for ax, s in zip(axes.flat, scen):
             groups = sorted(panels[s])
             peers = sorted({p for g in groups for p in panels[s][g]}, key=peer_rank)
             width = 0.8 / max(1, len(peers))
             for i, peer in enumerate(peers):
-                ax.bar([g + i * width for g in range(len(groups))],
-                       [panels[s][g].get(peer, 0) for g in groups], width, label=PEER_NAMES[peer])
-            ax.axhline(1.0, color="black", linewidth=0.8)
-            ax.set_yscale("log")
-            ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))])
-            ax.set_xticklabels(groups, fontsize=6, rotation=0)
-            ax.set_ylabel("zarrkit x (log)")
+                ax.barh([g + i * width for g in range(len(groups))],
+                        [panels[s][g].get(peer, 0) for g in groups], width, label=PEER_NAMES[peer],
+                        color=PEER_COLORS.get(peer))
+            ax.axvline(1.0, color="black", linewidth=0.8)
+            ax.set_xscale("log")
+            ax.set_yticks([g + 0.4 - width / 2 for g in range(len(groups))])
+            ax.set_yticklabels([g.replace("\n", " | ") for g in groups], fontsize=7)
+            ax.invert_yaxis()
+            ax.set_xlabel("zarrkit's speed over the peer (log; right of the line: zarrkit faster)", fontsize=8)
             ax.set_title(f"{s}: {DESCRIPTIONS[s]}", fontsize=9)
-            ax.legend(fontsize=7, ncol=len(peers))
+            ax.legend(fontsize=7, loc="lower right")
+            ax.grid(axis="x", alpha=0.3, which="both")
         fig.tight_layout()
+        fig.subplots_adjust(left=0.34)
         name = f"{label}-ratios.png"
         fig.savefig(results_dir / name, dpi=80)
         plt.close(fig)
-        made.append(f"![zarrkit's speed over each peer, per codec](results/{name})")
+        made.append(f"![zarrkit's speed over each peer, per codec]({link}/{name})")
     return made
 
 
-def section(results_dir: Path, data: dict) -> list[str]:
+def section(results_dir: Path, link: str, data: dict) -> list[str]:
     meta, records = data["meta"], data["records"]
     m = meta["machine"]
     index = zarrkit_index(records)
@@ -211,10 +222,12 @@ def section(results_dir: Path, data: dict) -> list[str]:
              f"- {meta['reps']} timed repetitions per measurement after one warm-up; {meta['cache_note']}"]
     versions = sorted({(r["peer"], r["version"]) for r in records if not r["error"]}, key=lambda x: peer_rank(x[0]))
     lines.append("- versions: " + "; ".join(f"{PEER_NAMES[p]} {v}" for p, v in versions))
+    if meta.get("stopped"):
+        lines.append(f"- {meta['stopped']}")
     if meta.get("notes"):
         lines += ["", meta["notes"]]
     lines += ["", "### Goals (issue 6)", ""] + goals(records, index, threads)
-    lines += ["", "### Plots", ""] + plots(results_dir, meta["label"], records, index, threads)
+    lines += ["", "### Plots", ""] + plots(results_dir, link, meta["label"], records, index, threads)
     by_scenario = defaultdict(list)
     for r in records:
         by_scenario[r["scenario"]].append(r)
@@ -236,5 +249,6 @@ def write(results_dir: Path, out: Path) -> None:
     order = {"full": 0, "quick": 1}
     files = sorted(results_dir.glob("*.json"), key=lambda p: (order.get(p.stem, 2), p.stem))
     for f in files:
-        parts.append("\n".join(section(results_dir, json.loads(f.read_text()))))
+        link = os.path.relpath(results_dir, out.parent)
+        parts.append("\n".join(section(results_dir, link, json.loads(f.read_text()))))
     out.write_text("\n\n".join(parts) + "\n")
