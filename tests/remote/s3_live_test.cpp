@@ -3,6 +3,9 @@
 // ZARRKIT_TEST_S3_URL=s3://bucket/prefix and the AWS_* variables. Not part of ctest.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <random>
 
@@ -129,6 +132,30 @@ TEST(S3Live, ReadsMissesAndErrors) {
   EXPECT_THROW(read_only->set("x", as_bytes("y")), InvalidArgumentError);
   auto no_bucket = S3Store::open("s3://no-such-bucket-zarrkit/x");
   EXPECT_THROW(no_bucket->get("zarr.json"), NotFoundError);
+}
+
+TEST(S3Live, StoresKeepWorkingInAForkedChild) {
+  auto store = open_store("fork");
+  store->set("k", as_bytes("before"));
+  EXPECT_EQ(text(*store->get("k")), "before");  // the parent's transport is running now
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(60);  // never hang the suite
+    int status = 0;
+    try {
+      store->set("k", as_bytes("from the child"));
+      status = text(*store->get("k")) == "from the child" ? 0 : 2;
+    } catch (...) {
+      status = 3;
+    }
+    _exit(status);
+  }
+  int status = -1;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(text(*store->get("k")), "from the child");  // and the parent's still works
 }
 
 }  // namespace

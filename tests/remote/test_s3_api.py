@@ -17,4 +17,4 @@ def test_s3_store_api(zarrkit_bin, moto, bucket, tmp_path):
     env = zarrkit_env(moto.url, tmp_path, ZARRKIT_TEST_S3_URL=f"s3://{bucket}/api")
     proc = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-    assert "[  PASSED  ] 4 tests." in proc.stdout, proc.stdout[-3000:]
+    assert "[  PASSED  ] 5 tests." in proc.stdout, proc.stdout[-3000:]

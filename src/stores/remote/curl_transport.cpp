@@ -211,18 +211,11 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
   }
 
  private:
-  // Called with mutex_ held. Starts the loop on first use, and again in a forked child,
-  // whose copy of the parent's loop thread does not exist.
+  // Called with mutex_ held: starts the loop on first use. (A forked child never uses its
+  // parent's transport: TransportRef makes a new one there.)
   void start_loop_if_needed() {
-    const pid_t pid = ::getpid();
-    if (multi_ != nullptr && owner_pid_ == pid) return;
-    if (multi_ != nullptr) {
-      // Forked: the parent's handles and queue belong to the parent; leave them alone.
-      loop_.detach();
-      queue_.clear();
-      idle_handles_.clear();
-    }
-    owner_pid_ = pid;
+    if (multi_ != nullptr) return;
+    owner_pid_ = ::getpid();
     multi_ = curl_multi_init();
     if (multi_ == nullptr) throw IoError("libcurl: cannot create a multi handle");
     curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(options_.concurrency));
@@ -455,8 +448,16 @@ TransportOptions transport_options_from_environment(TransportOptions o) {
 std::shared_ptr<HttpTransport> shared_transport() {
   static std::mutex mutex;
   static std::shared_ptr<HttpTransport> transport;
+  static pid_t owner = 0;
   std::lock_guard lock(mutex);
-  if (!transport) transport = make_curl_transport(transport_options_from_environment());
+  if (transport && owner != ::getpid()) {
+    // Forked: the parent's transport must not be used nor destroyed here (see TransportRef).
+    new std::shared_ptr<HttpTransport>(std::move(transport));
+  }
+  if (!transport) {
+    transport = make_curl_transport(transport_options_from_environment());
+    owner = ::getpid();
+  }
   return transport;
 }
 

@@ -51,7 +51,7 @@ struct HttpStore::Impl {
   // HEAD: nullopt when absent, else the Content-Length if the server sent one.
   std::optional<std::optional<std::uint64_t>> head(std::string_view key) {
     const std::vector<HttpRequest> requests{request("HEAD", key, std::nullopt)};
-    auto responses = perform_with_retries(*settings.transport, requests,
+    auto responses = perform_with_retries(settings.transport->get(), requests,
                                           [](std::size_t, HttpResponse& r) {
                                             if (auto v = common_verdict(r)) return *v;
                                             return Verdict::accept();
@@ -74,7 +74,7 @@ struct HttpStore::Impl {
     requests.reserve(ranges.size());
     for (const ByteRange& range : ranges) requests.push_back(request("GET", key, range_header(range)));
     std::vector<Buffer> out(ranges.size());
-    auto responses = perform_with_retries(*settings.transport, requests,
+    auto responses = perform_with_retries(settings.transport->get(), requests,
                                           [&](std::size_t i, HttpResponse& r) {
                                             if (auto v = common_verdict(r)) return *v;
                                             return check_range_response(ranges[i], r, out[i]);
@@ -88,7 +88,7 @@ struct HttpStore::Impl {
 
   std::optional<Buffer> get_whole(std::string_view key) {
     const std::vector<HttpRequest> requests{request("GET", key, std::nullopt)};
-    auto responses = perform_with_retries(*settings.transport, requests,
+    auto responses = perform_with_retries(settings.transport->get(), requests,
                                           [](std::size_t, HttpResponse& r) {
                                             if (auto v = common_verdict(r)) return *v;
                                             if (r.status != 200) {

@@ -1,7 +1,12 @@
 // RemoteOptions (public) turned into the transport and retry settings the stores use.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include "stores/remote/http_transport.h"
 #include "stores/remote/retry.h"
@@ -9,8 +14,28 @@
 
 namespace zarrkit::remote {
 
+// The transport a store uses, made again in a forked child: the parent's event-loop thread
+// does not exist there, and its locks may be held forever. The parent's transport is then
+// left alone (never destroyed in the child). An injected transport (tests) is kept as is.
+class TransportRef {
+ public:
+  explicit TransportRef(std::shared_ptr<HttpTransport> injected);  // used as it is
+  explicit TransportRef(std::optional<TransportOptions> own);      // nullopt: the shared one
+
+  HttpTransport& get();
+
+ private:
+  std::shared_ptr<HttpTransport> make() const;
+
+  std::mutex mutex_;
+  std::atomic<pid_t> pid_{0};
+  std::shared_ptr<HttpTransport> transport_;
+  std::optional<TransportOptions> own_options_;
+  bool injected_ = false;
+};
+
 struct RemoteSettings {
-  std::shared_ptr<HttpTransport> transport;
+  std::unique_ptr<TransportRef> transport;
   RetryPolicy retry;
   std::uint64_t coalesce_gap = 0;
   std::uint64_t coalesce_max = 0;

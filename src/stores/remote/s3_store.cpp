@@ -171,7 +171,7 @@ struct S3Store::Impl {
   }
 
   std::vector<HttpResponse> run(std::span<const HttpRequest> requests, const Judge& judge) const {
-    return perform_with_retries(*settings.transport, requests, judge, settings.retry);
+    return perform_with_retries(settings.transport->get(), requests, judge, settings.retry);
   }
 
   HttpResponse run_one(const HttpRequest& request, const Judge& judge) const {
