@@ -12,6 +12,7 @@
 #include "zarrkit/ndbuffer.h"
 #include "zarrkit/selection.h"
 #include "zarrkit/store.h"
+#include "zarrkit/vlen.h"
 
 namespace zarrkit {
 
@@ -55,8 +56,43 @@ class Array {
   // the store and the chunk key; chunks written before the error keep their new values.
   void write(const Selection& selection, const NDView& data);
 
+  // Arrays of the variable-length types (string, bytes; see vlen.h), which read() and
+  // write() refuse: the same selections, fill value, broadcasting and empty-chunk rules,
+  // with the elements as strings. UnsupportedError for other types and for sharded ones.
+  VarNDBuffer read_var(const Selection& selection = {}) const;
+  void write_var(const Selection& selection, const VarNDBuffer& data);
+
   // The shape a selection produces.
   Shape selection_shape(const Selection& selection) const;
+
+  // Coordinate selection (zarr's vindex, selection.h): the elements at the coordinates, in
+  // the coordinate arrays' broadcast shape. Each chunk touched is decoded once.
+  NDBuffer read_coordinates(const CoordinateSelection& coordinates) const;
+  void read_coordinates_into(const CoordinateSelection& coordinates, const NDView& out) const;
+  // Writes `data` (of the broadcast shape, or broadcasting to it) to the coordinates; where
+  // a coordinate repeats, the value that comes last wins, as in NumPy.
+  void write_coordinates(const CoordinateSelection& coordinates, const NDView& data);
+  // NumPy's a[mask] (one-dimensional, C order) and a[mask] = data.
+  NDBuffer read_mask(const MaskSelection& mask) const;
+  void write_mask(const MaskSelection& mask, const NDView& data);
+
+  // Block selection (zarr's blocks): the same entries as a Selection, over chunk indices
+  // instead of element indices; an integer selects one block and keeps its axis. Returns
+  // the element selection it stands for, for read() and write().
+  Selection block_selection(const Selection& blocks) const;
+  NDBuffer read_blocks(const Selection& blocks) const { return read(block_selection(blocks)); }
+  void write_blocks(const Selection& blocks, const NDView& data) { write(block_selection(blocks), data); }
+
+  // Changes the shape (same number of axes). Chunks that fall wholly outside the new shape
+  // are erased, and stored chunks that straddle its edge get the fill value beyond it, so
+  // that growing later reads the fill value there, never old data. Growing keeps every
+  // element. The metadata is rewritten after the chunks: an interrupted resize leaves the
+  // old shape with its data inside it intact. Needs a listable store.
+  void resize(const Shape& new_shape);
+  // Grows `axis` by data.shape[axis] and writes `data` there (zarr-python's Array.append);
+  // `data` must match the array's shape on the other axes. The chunks are written before
+  // the metadata. Returns the new shape.
+  Shape append(const NDView& data, std::size_t axis = 0);
 
   // Replaces all attributes (v3: rewrites zarr.json; v2: rewrites .zattrs).
   void set_attributes(const nlohmann::json& attributes);
@@ -65,6 +101,7 @@ class Array {
   StorageInfo storage_info() const;
 
  private:
+  friend class Group;  // opens arrays from consolidated metadata, without reading the store
   Array(std::shared_ptr<Store> store, std::string path, std::shared_ptr<const ArrayMetadata> m);
   void write_metadata() const;
 

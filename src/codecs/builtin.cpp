@@ -17,6 +17,8 @@ void register_builtin_codecs(CodecRegistry& registry) {
   // array->bytes
   register_bytes_codec(registry);
   register_sharding_codec(registry);  // builds its inner chains from this same registry
+  register_vlen_utf8_codec(registry);
+  register_vlen_bytes_codec(registry);
   // bytes->bytes
   register_blosc_codec(registry);
   register_gzip_codec(registry);

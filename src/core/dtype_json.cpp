@@ -107,8 +107,15 @@ DataType parse_dtype_v3(const json& data_type) {
     }
     return utf32 ? DataType::fixed_unicode(length / 4) : DataType::fixed_bytes(length);
   }
-  if (n == "string" || n == "variable_length_bytes" || n == "bytes") {
-    fail_unsupported("data_type \"{}\": variable-length data types are not supported yet", n);
+  // Variable-length types (zarr-extensions): zarr-python writes "string" and
+  // "variable_length_bytes"; "bytes" is the extension's own name for the latter.
+  if (n == "string") {
+    require_empty_configuration(e);
+    return DataType::string();
+  }
+  if (n == "variable_length_bytes" || n == "bytes") {
+    require_empty_configuration(e);
+    return DataType::var_bytes();
   }
   fail_unsupported("unsupported data_type \"{}\"", n);
 }
@@ -132,9 +139,9 @@ json dtype_to_v3_json(const DataType& dtype) {
       return {{"name", "fixed_length_utf32"}, {"configuration", {{"length_bytes", dtype.size()}}}};
     case DataTypeKind::kFixedBytes:
       return {{"name", "null_terminated_bytes"}, {"configuration", {{"length_bytes", dtype.size()}}}};
-    case DataTypeKind::kStructured:
-    case DataTypeKind::kString:
-    case DataTypeKind::kVarBytes: break;
+    case DataTypeKind::kString: return "string";
+    case DataTypeKind::kVarBytes: return "variable_length_bytes";  // as zarr-python writes it
+    case DataTypeKind::kStructured: break;
   }
   fail_unsupported("data type {} has no Zarr v3 form in zarrkit", dtype.name());
 }
@@ -300,9 +307,10 @@ json dtype_to_v2_json(const DataType& t) {
       }
       return list;
     }
-    case DataTypeKind::kBFloat16:
+    // Object arrays; the first filter (vlen-utf8 or vlen-bytes) says what they hold.
     case DataTypeKind::kString:
-    case DataTypeKind::kVarBytes: break;
+    case DataTypeKind::kVarBytes: return "|O";
+    case DataTypeKind::kBFloat16: break;
   }
   fail_unsupported("data type {} has no Zarr v2 form in zarrkit", t.name());
 }

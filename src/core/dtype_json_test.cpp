@@ -41,13 +41,22 @@ TEST(DtypeV3, ZarrPythonExtensionTypes) {
   EXPECT_EQ(dtype_to_v3_json(DataType::fixed_bytes(5)), s);
 }
 
+TEST(DtypeV3, VariableLengthTypes) {
+  EXPECT_EQ(parse_dtype_v3("string"), DataType::string());
+  EXPECT_EQ(parse_dtype_v3("variable_length_bytes"), DataType::var_bytes());
+  EXPECT_EQ(parse_dtype_v3("bytes"), DataType::var_bytes());  // the zarr-extensions name
+  EXPECT_EQ(dtype_to_v3_json(DataType::string()), "string");
+  EXPECT_EQ(dtype_to_v3_json(DataType::var_bytes()), "variable_length_bytes");  // as zarr-python writes it
+  EXPECT_EQ(dtype_to_v2_json(DataType::string()), "|O");
+  EXPECT_EQ(dtype_to_v2_json(DataType::var_bytes()), "|O");
+}
+
 TEST(DtypeV3, RefusesBadTypes) {
   const std::pair<json, ErrorCode> cases[] = {
       {"int128", ErrorCode::kUnsupported},
       {"float8", ErrorCode::kUnsupported},
       {"Int32", ErrorCode::kUnsupported},
-      {"string", ErrorCode::kUnsupported},
-      {"variable_length_bytes", ErrorCode::kUnsupported},
+      {json{{"name", "string"}, {"configuration", {{"length", 4}}}}, ErrorCode::kInvalidArgument},
       {"raw_bytes", ErrorCode::kUnsupported},
       {"r0", ErrorCode::kInvalidArgument},
       {"r7", ErrorCode::kInvalidArgument},
@@ -81,7 +90,8 @@ TEST(DtypeV3, RefusesBadTypes) {
       EXPECT_EQ(e.code(), code) << input.dump() << ": " << e.what();
     }
   }
-  EXPECT_THROW(dtype_to_v3_json(DataType::string()), UnsupportedError);
+  // Structured types have no v3 form.
+  EXPECT_THROW(dtype_to_v3_json(DataType::structured({{"a", DataType::int_(8), 0, {}}})), UnsupportedError);
 }
 
 TEST(DtypeV2, TypeStringsRoundTripWithByteOrder) {

@@ -345,8 +345,33 @@ FillValue parse_datetime(const json& v, const DataType& dtype, Format f) {
   return parse_integer(v, dtype, f);  // int64 underneath
 }
 
+// Variable-length types: the fill value's bytes are the element itself. string: the text.
+// bytes: Base64 (as zarr-python writes it) or, in v3, a list of byte values. v2 writers
+// also used null and 0 for the empty element of object arrays.
+FillValue parse_variable_length(const json& v, const DataType& dtype, Format f) {
+  if (f == Format::kV2 && v.is_null()) return FillValue::null(dtype);
+  if (f == Format::kV2 && v.is_number_integer() && v.get<std::int64_t>() == 0) return FillValue::zero(dtype);
+  if (dtype.kind() == DataTypeKind::kString) {
+    if (!v.is_string()) bad_fill(v, dtype, f, "expected a string");
+    return FillValue::from_bytes(as_bytes(v.get_ref<const std::string&>()));
+  }
+  if (f == Format::kV3 && v.is_array()) {
+    std::vector<std::byte> bytes;
+    for (const auto& item : v) {
+      const auto byte = metadata_detail::as_uint(item);
+      if (!byte || *byte > 255) bad_fill(v, dtype, f, "each byte must be an integer 0..255");
+      bytes.push_back(static_cast<std::byte>(*byte));
+    }
+    return FillValue::from_bytes(bytes);
+  }
+  if (!v.is_string()) bad_fill(v, dtype, f, "expected a Base64 string");
+  auto decoded = base64_decode(v.get_ref<const std::string&>());
+  if (!decoded) bad_fill(v, dtype, f, "not valid Base64");
+  return FillValue::from_bytes(*decoded);
+}
+
 FillValue parse_fill(const json& v, const DataType& dtype, Format f) {
-  if (dtype.is_variable_length()) fail_unsupported("fill values of {} are not supported yet", dtype.name());
+  if (dtype.is_variable_length()) return parse_variable_length(v, dtype, f);
   if (f == Format::kV2 && v.is_null()) return FillValue::null(dtype);
   if (v.is_null()) bad_fill(v, dtype, f, "null is not allowed in v3");
   // v2 writers use 0 as "zeros" for text and byte types as well.
@@ -389,6 +414,8 @@ json fill_to_json(const FillValue& fill, const DataType& dtype, Format f) {
   if (fill.is_null() && f == Format::kV2) return nullptr;
   // v3 has no null: a v2 null fill (contents undefined) is written as the value it reads as.
   const ByteView b = fill.bytes();
+  if (dtype.kind() == DataTypeKind::kString) return std::string(as_chars(b));
+  if (dtype.kind() == DataTypeKind::kVarBytes) return base64_encode(b);
   if (b.size() != dtype.size() || dtype.size() == 0) {
     fail_invalid("fill value has {} bytes but an element of {} has {}", b.size(), dtype.name(), dtype.size());
   }

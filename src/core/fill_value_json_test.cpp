@@ -166,7 +166,7 @@ TEST(FillValueV3, RefusesBadValues) {
   for (const auto& [value, type] : bad) {
     EXPECT_THROW(parse_fill_value_v3(value, type), InvalidArgumentError) << value.dump() << " for " << type.name();
   }
-  EXPECT_THROW(parse_fill_value_v3("", DataType::string()), UnsupportedError);
+  EXPECT_THROW(parse_fill_value_v3(5, DataType::string()), InvalidArgumentError);
 }
 
 TEST(FillValueV2, ZarrPython2Encodings) {
@@ -207,6 +207,25 @@ TEST(FillValueV2, ZarrPython2Encodings) {
   EXPECT_EQ(value_of<std::int64_t>(parse_fill_value_v2(parse_json("-9223372036854775808"), DataType::datetime("ns"))),
             std::numeric_limits<std::int64_t>::min());
   EXPECT_EQ(fill_value_to_v2_json(FillValue::of<std::int64_t>(5), DataType::datetime("ns")), json(5));
+}
+
+// string: the text; variable-length bytes: Base64 (zarr-python), or a byte list in v3. v2
+// object arrays from zarr-python 2 say 0 or null for the empty element.
+TEST(FillValue, VariableLengthTypes) {
+  const DataType str = DataType::string();
+  const DataType bin = DataType::var_bytes();
+  EXPECT_EQ(as_chars(parse_fill_value_v3("héllo", str).bytes()), "héllo");
+  EXPECT_EQ(fill_value_to_v3_json(parse_fill_value_v3("héllo", str), str), json("héllo"));
+  EXPECT_EQ(parse_fill_value_v3("", str).bytes().size(), 0u);
+  EXPECT_EQ(as_chars(parse_fill_value_v3("AP8=", bin).bytes()), std::string_view("\0\xff", 2));
+  EXPECT_EQ(fill_value_to_v3_json(parse_fill_value_v3(json::array({0, 255}), bin), bin), json("AP8="));
+  EXPECT_EQ(parse_fill_value_v2(0, str).bytes().size(), 0u);
+  EXPECT_TRUE(parse_fill_value_v2(nullptr, str).is_null());
+  EXPECT_EQ(fill_value_to_v2_json(parse_fill_value_v2("zz", str), str), json("zz"));
+  EXPECT_THROW(parse_fill_value_v3(0, str), InvalidArgumentError);
+  EXPECT_THROW(parse_fill_value_v3(nullptr, str), InvalidArgumentError);
+  EXPECT_THROW(parse_fill_value_v3("not base64!", bin), InvalidArgumentError);
+  EXPECT_THROW(parse_fill_value_v3(json::array({256}), bin), InvalidArgumentError);
 }
 
 TEST(FillValue, SerialiseParseRoundTripsEveryKind) {

@@ -3,7 +3,8 @@
 // make_array_metadata writes the JSON document a store would hold and parses it with the
 // same parser that reads stores, so a created array is validated exactly as an opened one.
 // Defaults follow zarr-python 3: fill value zero/false (recorded explicitly), v3 codecs
-// bytes(little) + zstd(level 0), v2 compressor zstd(level 0).
+// bytes(little) + zstd(level 0), v2 compressor zstd(level 0); string and bytes arrays
+// vlen-utf8 / vlen-bytes instead of bytes (v2: as the first filter).
 //
 // Default chunking (when ArraySpec::chunks is empty), zarrkit's own rule: start from the
 // whole shape (zero-length axes count as 1) and halve the largest axis (rounding up; the
@@ -35,7 +36,8 @@ std::uint64_t saturating_bytes(const Shape& chunk, std::uint64_t itemsize) {
 Shape default_chunks(const Shape& shape, const DataType& dtype) {
   Shape chunk = shape;
   for (auto& n : chunk) n = std::max<std::uint64_t>(n, 1);
-  const std::uint64_t itemsize = std::max<std::uint64_t>(dtype.size(), 1);
+  // Variable-length elements: count a short string and its 4-byte length.
+  const std::uint64_t itemsize = dtype.is_variable_length() ? 16 : std::max<std::uint64_t>(dtype.size(), 1);
   while (saturating_bytes(chunk, itemsize) > kDefaultChunkBytes) {
     auto largest = std::max_element(chunk.begin(), chunk.end());
     if (largest == chunk.end() || *largest == 1) break;
@@ -44,7 +46,25 @@ Shape default_chunks(const Shape& shape, const DataType& dtype) {
   return chunk;
 }
 
+// The codec that serialises variable-length elements, as zarr-python names it.
+const char* vlen_codec_name(const DataType& dtype) {
+  return dtype.kind() == DataTypeKind::kString ? "vlen-utf8" : "vlen-bytes";
+}
+
+// v2 object arrays need their object codec as the first filter.
+json v2_filters_for(const ArraySpec& spec) {
+  if (!spec.dtype.is_variable_length()) return spec.v2_filters ? *spec.v2_filters : json(nullptr);
+  const json object_codec = {{"id", vlen_codec_name(spec.dtype)}};
+  json filters = spec.v2_filters && spec.v2_filters->is_array() ? *spec.v2_filters : json::array();
+  if (filters.empty() || filters[0] != object_codec) filters.insert(filters.begin(), object_codec);
+  return filters;
+}
+
 json default_v3_codecs(const DataType& dtype) {
+  if (dtype.is_variable_length()) {
+    return json::array({{{"name", vlen_codec_name(dtype)}, {"configuration", json::object()}},
+                        {{"name", "zstd"}, {"configuration", {{"level", 0}, {"checksum", false}}}}});
+  }
   json bytes = {{"name", "bytes"}};
   if (dtype.swap_unit() > 1) bytes["configuration"] = {{"endian", "little"}};
   return json::array({bytes, {{"name", "zstd"}, {"configuration", {{"level", 0}, {"checksum", false}}}}});
@@ -97,7 +117,7 @@ ArrayMetadata make_array_metadata(const ArraySpec& spec, const CodecRegistry& re
       {"compressor", spec.v2_compressor ? *spec.v2_compressor : json{{"id", "zstd"}, {"level", 0}}},
       {"fill_value", spec.fill_value ? *spec.fill_value : fill_value_to_v2_json(FillValue::zero(spec.dtype), spec.dtype)},
       {"order", std::string(1, spec.v2_order)},
-      {"filters", spec.v2_filters ? *spec.v2_filters : json(nullptr)},
+      {"filters", v2_filters_for(spec)},
       {"dimension_separator", std::string(1, separator)},
   };
   return parse_array_metadata_v2(doc, spec.attributes, registry);

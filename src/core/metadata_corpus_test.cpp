@@ -58,7 +58,6 @@ std::set<std::string> gaps_v3(const json& doc) {
   if (doc.value("node_type", "") != "array") return gaps;
   const json dt = doc.value("data_type", json());
   const std::string dt_name = dt.is_string() ? dt.get<std::string>() : dt.value("name", "");
-  if (dt_name == "string" || dt_name == "variable_length_bytes") gaps.insert("data type " + dt_name);
   if (!doc.value("storage_transformers", json::array()).empty()) gaps.insert("storage transformer");
   v3_codec_gaps(doc.value("codecs", json()), gaps);
   return gaps;
@@ -66,7 +65,6 @@ std::set<std::string> gaps_v3(const json& doc) {
 
 std::set<std::string> gaps_v2(const json& doc) {
   std::set<std::string> gaps;
-  if (doc.value("dtype", json()) == "|O") gaps.insert("object dtype");
   const json compressor = doc.value("compressor", json());
   if (compressor.is_object() && !registry().has_v2(compressor.value("id", ""))) {
     gaps.insert("codec " + compressor.value("id", ""));

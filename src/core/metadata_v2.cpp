@@ -61,6 +61,23 @@ json bytes_codec_json(const DataType& encoded, const DataType& original) {
   return entry;
 }
 
+// "|O" (object) arrays: what the elements are is said by the object codec, the first filter.
+// zarrkit reads the variable-length strings and bytes zarr-python writes; other object
+// codecs (json2, msgpack2, vlen-array, pickle) hold Python objects it does not model.
+bool is_object_dtype(const json& dtype) { return dtype.is_string() && (dtype == "|O" || dtype == "|O8"); }
+
+DataType object_dtype(const json& filters) {
+  if (!filters.is_array() || filters.empty()) {
+    fail_invalid(".zarray: dtype \"|O\" (object) needs an object codec such as vlen-utf8 as its first filter");
+  }
+  const std::string& id = numcodecs_id(filters[0], "filter");
+  if (id == "vlen-utf8") return DataType::string();
+  if (id == "vlen-bytes") return DataType::var_bytes();
+  fail_unsupported(".zarray: dtype \"|O\" (object) with the object codec '{}' is not supported: zarrkit reads "
+                   "object arrays of vlen-utf8 strings and vlen-bytes bytes",
+                   id);
+}
+
 std::shared_ptr<const CodecChain> build_v2_chain(const ArrayMetadata& m, const json& compressor, const json& filters,
                                                  const CodecRegistry& registry) {
   const CodecContext v2_context{m.dtype, 2};
@@ -79,12 +96,13 @@ std::shared_ptr<const CodecChain> build_v2_chain(const ArrayMetadata& m, const j
   }
 
   std::vector<std::shared_ptr<const Codec>> bytes_filters;
+  std::shared_ptr<const Codec> object_codec;  // "|O" arrays: serialises the elements
   if (filters.is_array()) {
     for (const auto& entry : filters) {
       auto codec = make_numcodec(entry, "filter", registry, v2_context);
       switch (codec->kind()) {
         case CodecKind::kArrayToArray:
-          if (!bytes_filters.empty()) {
+          if (!bytes_filters.empty() || object_codec) {
             fail_unsupported(".zarray: filter '{}' works on arrays but follows a filter that works on bytes",
                              codec->name());
           }
@@ -93,13 +111,18 @@ std::shared_ptr<const CodecChain> build_v2_chain(const ArrayMetadata& m, const j
           break;
         case CodecKind::kBytesToBytes: bytes_filters.push_back(std::move(codec)); break;
         case CodecKind::kArrayToBytes:
-          fail_unsupported(".zarray: filter '{}' serialises arrays, which zarrkit does not support in v2 filters",
-                           codec->name());
+          if (!m.dtype.is_variable_length() || object_codec || !bytes_filters.empty()) {
+            fail_unsupported(".zarray: filter '{}' serialises arrays; only the first filter of an object (\"|O\") "
+                             "array may",
+                             codec->name());
+          }
+          object_codec = std::move(codec);
+          break;
       }
     }
   }
 
-  codecs.push_back(registry.make_v3(bytes_codec_json(spec.dtype, m.dtype), v3_context));
+  codecs.push_back(object_codec ? object_codec : registry.make_v3(bytes_codec_json(spec.dtype, m.dtype), v3_context));
   for (auto& codec : bytes_filters) codecs.push_back(std::move(codec));
   if (!compressor.is_null()) {
     auto codec = make_numcodec(compressor, "compressor", registry, v2_context);
@@ -126,7 +149,8 @@ ArrayMetadata parse_array_metadata_v2(const json& zarray, const std::optional<js
   if (m.chunk_shape.size() != m.shape.size()) {
     fail_invalid(".zarray: chunks has {} dimensions but shape has {}", m.chunk_shape.size(), m.shape.size());
   }
-  m.dtype = parse_dtype_v2(require_member(zarray, "dtype", ".zarray"));
+  const json& dtype = require_member(zarray, "dtype", ".zarray");
+  m.dtype = is_object_dtype(dtype) ? object_dtype(require_member(zarray, "filters", ".zarray")) : parse_dtype_v2(dtype);
   check_array_sizes(m.shape, m.chunk_shape, m.dtype, limits);
   m.fill_value = parse_fill_value_v2(require_member(zarray, "fill_value", ".zarray"), m.dtype);
 

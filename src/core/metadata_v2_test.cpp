@@ -48,6 +48,27 @@ TEST(MetadataV2, BuildsTheEquivalentCodecChain) {
   EXPECT_NE(chain[2]["name"].get<std::string>().find("blosc"), std::string::npos);  // "blosc" or "numcodecs.blosc"
 }
 
+// "|O": the first filter, the object codec, says what the elements are and serialises them.
+TEST(MetadataV2, ObjectArraysOfStringsAndBytes) {
+  json zarray = base_zarray();
+  zarray["dtype"] = "|O";
+  zarray["fill_value"] = 0;  // zarr-python 2's "empty" for object arrays
+  zarray["filters"] = json::array({{{"id", "vlen-utf8"}}});
+  const ArrayMetadata m = parse_array_metadata_v2(zarray, std::nullopt, registry());
+  EXPECT_EQ(m.dtype, DataType::string());
+  const json chain = m.codecs->to_json();
+  ASSERT_EQ(chain.size(), 3u) << chain.dump();  // transpose (order F), vlen-utf8, blosc
+  EXPECT_EQ(chain[1]["name"], "vlen-utf8");
+  EXPECT_EQ(array_metadata_to_v2_json(m)["dtype"], "|O");
+  EXPECT_EQ(array_metadata_to_v2_json(m)["fill_value"], "");
+  zarray["filters"] = json::array({{{"id", "vlen-bytes"}}, {{"id", "zlib"}, {"level", 1}}});
+  EXPECT_EQ(parse_array_metadata_v2(zarray, std::nullopt, registry()).dtype, DataType::var_bytes());
+  zarray["filters"] = json::array({{{"id", "json2"}}});
+  EXPECT_THROW(parse_array_metadata_v2(zarray, std::nullopt, registry()), UnsupportedError);
+  zarray["filters"] = nullptr;
+  EXPECT_THROW(parse_array_metadata_v2(zarray, std::nullopt, registry()), InvalidArgumentError);
+}
+
 TEST(MetadataV2, OneByteTypesAndCOrderNeedNoExtras) {
   json doc = base_zarray();
   doc["dtype"] = "|u1";
@@ -149,7 +170,7 @@ TEST(MetadataV2, RefusesBadDocuments) {
       {"shape negative", set("shape", "[-1, 7, 3]"), ErrorCode::kInvalidArgument},
       {"shape*itemsize overflows", set("shape", "[4611686018427387904, 1, 1]"), ErrorCode::kInvalidArgument},
       {"dtype bad", set("dtype", R"("<i3")"), ErrorCode::kInvalidArgument},
-      {"dtype object", set("dtype", R"("|O")"), ErrorCode::kUnsupported},
+      {"dtype object without an object codec", set("dtype", R"("|O")"), ErrorCode::kInvalidArgument},
       {"dtype no byte order", set("dtype", R"("i4")"), ErrorCode::kInvalidArgument},
       {"compressor not an object", set("compressor", R"("blosc")"), ErrorCode::kInvalidArgument},
       {"compressor without id", set("compressor", R"({"cname": "lz4"})"), ErrorCode::kInvalidArgument},

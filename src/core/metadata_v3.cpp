@@ -99,7 +99,6 @@ ArrayMetadata parse_array_metadata_v3(const json& doc, const CodecRegistry& regi
   m.zarr_format = 3;
   m.shape = get_shape(require_member(doc, "shape", "zarr.json"), "shape", limits.max_ndim, /*positive=*/false);
   m.dtype = parse_dtype_v3(require_member(doc, "data_type", "zarr.json"));
-  if (m.dtype.is_variable_length()) fail_unsupported("data_type {} is not supported yet", m.dtype.name());
   m.chunk_shape = parse_chunk_grid(require_member(doc, "chunk_grid", "zarr.json"), m.shape, limits);
   check_array_sizes(m.shape, m.chunk_shape, m.dtype, limits);
   m.chunk_key_encoding = parse_chunk_key_encoding_v3(require_member(doc, "chunk_key_encoding", "zarr.json"));

@@ -145,7 +145,7 @@ TEST(MetadataV3, RefusesBadDocuments) {
       {"data_type unknown", set("data_type", R"("int128")"), ErrorCode::kUnsupported},
       {"data_type must_understand false", set("data_type", R"({"name": "int32", "must_understand": false})"),
        ErrorCode::kInvalidArgument},
-      {"data_type string", set("data_type", R"("string")"), ErrorCode::kUnsupported},
+      {"data_type string with a numeric fill value", set("data_type", R"("string")"), ErrorCode::kInvalidArgument},
       {"chunk_grid missing", erase("chunk_grid"), ErrorCode::kInvalidArgument},
       {"chunk_grid zero dim", set("chunk_grid", R"({"name": "regular", "configuration": {"chunk_shape": [0, 3]}})"),
        ErrorCode::kInvalidArgument},

@@ -34,7 +34,8 @@ void require_host(const NDView& view, const char* what) {
 
 void require_fixed_size(const DataType& dtype) {
   if (dtype.is_variable_length() || dtype.size() == 0) {
-    fail_unsupported("reading and writing arrays of the variable-length type {} is not supported yet",
+    fail_unsupported("arrays of the variable-length type {} have no fixed-size elements: use read_var and "
+                     "write_var (vlen.h)",
                      dtype.name());
   }
 }

@@ -570,6 +570,73 @@ def shard_cases():
         {"zarr.json": dump(v3_array(codecs=nested))})
 
 
+# ---- Variable-length strings and bytes (vlen-utf8, vlen-bytes) ---------------------------------
+
+
+def vlen_items(items):
+    """numcodecs' framing: a uint32 count, then a uint32 length and the bytes of each item."""
+    return struct.pack("<I", len(items)) + b"".join(struct.pack("<I", len(i)) + i for i in items)
+
+
+def vlen_cases():
+    strings = dict(data_type="string", fill_value="", shape=[4], chunk_grid=v3_chunks([4]),
+                   codecs=[{"name": "vlen-utf8", "configuration": {}}])
+
+    def read(name, why, chunk, expect="DataLoss", **overrides):
+        add("vlen_" + name, "read_array", expect, why,
+            {"zarr.json": dump(v3_array(**{**strings, **overrides})), "c/0": chunk})
+
+    good = vlen_items([b"a", b"bb", b"", "é".encode()])
+    assert numcodecs.VLenUTF8().decode(good).tolist() == ["a", "bb", "", "é"]
+    read("count_absurd", "item count 2^32-1 for a 4-element chunk", b"\xff\xff\xff\xff" + good[4:])
+    read("count_small", "item count 3 for a 4-element chunk", struct.pack("<I", 3) + good[4:])
+    read("count_without_items", "the right count of 4 and nothing after it", struct.pack("<I", 4))
+    read("length_absurd", "item 0 claims 2^32-16 bytes", good[:4] + struct.pack("<I", 0xFFFFFFF0) + good[8:])
+    read("truncated", "the last item cut short", good[:-1])
+    read("header_truncated", "2 bytes: not even the item count", good[:2])
+    read("empty", "an empty chunk file", b"")
+    read("trailing_bytes", "a byte after the last item", good + b"\x00")
+    read("invalid_utf8", "vlen-utf8 item that is not UTF-8", vlen_items([b"a", b"\xff\xfe", b"", b""]))
+    read("zstd_bomb", "zstd frame of 8 MiB (no content size) for 4 short strings",
+         zstd_rle_bomb(64), codecs=strings["codecs"] + [{"name": "zstd", "configuration": {"level": 0}}])
+    read("bytes_count_absurd", "vlen-bytes item count 2^31 for a 4-element chunk",
+         struct.pack("<I", 1 << 31) + good[4:], data_type="variable_length_bytes",
+         codecs=[{"name": "vlen-bytes", "configuration": {}}])
+    add("vlen_v2_count_absurd", "read_array", "DataLoss", "v2 object array: item count 2^32-1",
+        {".zarray": dump(v2_array(dtype="|O", fill_value="", shape=[4], chunks=[4],
+                                  filters=[{"id": "vlen-utf8"}])),
+         "0": b"\xff\xff\xff\xff" + good[4:]})
+    add("vlen_chunk_elements_huge", "open_or_read", "ResourceExhausted",
+        "string chunks of 2^40 elements (no fixed size bounds them when parsed)",
+        {"zarr.json": dump(v3_array(**{**strings, "shape": [1 << 40], "chunk_grid": v3_chunks([1 << 40])}))})
+
+    def bad(name, why, expect="InvalidArgument", **overrides):
+        add("vlen_" + name, "open_array", expect, why, {"zarr.json": dump(v3_array(**{**strings, **overrides}))})
+
+    bad("string_with_bytes_codec", "a string array serialised by the bytes codec", expect="Unsupported",
+        codecs=[BYTES_LE])
+    bad("int_with_vlen_codec", "an int32 array serialised by vlen-utf8", data_type="int32", fill_value=0)
+    bad("utf8_codec_for_bytes", "a bytes array serialised by vlen-utf8", data_type="variable_length_bytes")
+    bad("fill_number", "fill_value 5 for a string array", fill_value=5)
+    bad("bytes_fill_not_base64", "fill_value \"not base64!\" for variable_length_bytes",
+        data_type="variable_length_bytes", fill_value="not base64!",
+        codecs=[{"name": "vlen-bytes", "configuration": {}}])
+
+    def bad_v2(name, why, expect="InvalidArgument", **overrides):
+        add("vlen_v2_" + name, "open_array", expect, why,
+            {".zarray": dump(v2_array(**{"dtype": "|O", "fill_value": "", **overrides}))})
+
+    bad_v2("object_without_filters", "dtype \"|O\" with no object codec")
+    bad_v2("object_json2", "dtype \"|O\" with the json2 object codec", expect="Unsupported",
+           filters=[{"id": "json2"}])
+    bad_v2("object_pickle", "dtype \"|O\" with pickle (never supported)", expect="Unsupported",
+           filters=[{"id": "pickle"}])
+    bad_v2("object_codec_not_first", "vlen-utf8 after another filter", expect="Unsupported",
+           filters=[{"id": "zlib", "level": 1}, {"id": "vlen-utf8"}])
+    bad_v2("vlen_for_numbers", "vlen-utf8 as a filter of an <i4 array", expect="Unsupported", dtype="<i4",
+           fill_value=0, filters=[{"id": "vlen-utf8"}])
+
+
 # ---- Keys and paths that try to leave the store --------------------------------------------------
 
 
@@ -616,6 +683,7 @@ def main():
     must_understand_cases()
     chunk_cases()
     shard_cases()
+    vlen_cases()
     key_cases()
     for entry in manifest:
         entry.setdefault("id", entry["case"])

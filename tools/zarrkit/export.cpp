@@ -25,6 +25,11 @@ void run_export(const ExportOptions& o) {
     as_usage_error("--select " + o.select, [&] { selection = parse_selection(o.select); });
   }
   Array array = open_array(o.array);
+  if (array.dtype().is_variable_length()) {
+    fail_unsupported("export: {} holds variable-length {} elements, which a .npy file cannot hold without "
+                     "pickled objects; export supports fixed-size types only",
+                     o.array, array.dtype().name());
+  }
   // Out-of-range indices and zero steps are the user's mistake too: check before reading.
   as_usage_error("--select " + o.select, [&] { array.selection_shape(selection); });
   // Read errors already name the store, the array and the chunk key.

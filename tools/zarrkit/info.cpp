@@ -84,6 +84,7 @@ void print_array(const OpenedNode& node, const Array& array) {
   const StorageInfo s = array.storage_info();
   row("stored chunks", fmt::format("{} of {}", s.chunks_stored, s.chunks_total));
   row("stored bytes", fmt::format("{} ({} bytes)", format_bytes(s.bytes_stored), s.bytes_stored));
+  if (m.dtype.is_variable_length()) return row("logical bytes", "(variable-length elements)");
   row("logical bytes", fmt::format("{} ({} bytes)", format_bytes(s.bytes_logical), s.bytes_logical));
   row("ratio", s.bytes_stored ? fmt::format("{:.2f}", static_cast<double>(s.bytes_logical) /
                                                           static_cast<double>(s.bytes_stored))
