@@ -102,7 +102,9 @@ nb::object storage_info_dict(const StorageInfo& info) {
 }  // namespace
 
 void bind_arrays(nb::module_& m) {
-  nb::class_<Array>(m, "Array", "An array in a store (the engine side of zarrkit.Array).")
+  nb::class_<Array> array_class(m, "Array", "An array in a store (the engine side of zarrkit.Array).");
+  bind_array_selections(array_class);
+  array_class
       .def_prop_ro("path", &Array::path)
       .def_prop_ro("store", [](const Array& a) { return StoreHandle{a.store()}; })
       .def_prop_ro("shape", [](const Array& a) { return a.shape(); })

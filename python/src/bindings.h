@@ -17,6 +17,7 @@
 #include <nanobind/ndarray.h>
 #include <nlohmann/json.hpp>
 
+#include "zarrkit/array.h"
 #include "zarrkit/buffer.h"
 #include "zarrkit/config.h"
 #include "zarrkit/dtype.h"
@@ -34,6 +35,8 @@ void bind_stores(nb::module_& m);
 void bind_arrays(nb::module_& m);
 void bind_groups(nb::module_& m);
 void bind_codecs(nb::module_& m);
+// Adds coordinate, mask and block selections, resize and append to the Array class.
+void bind_array_selections(nb::class_<Array>& cls);
 
 // ---- Settings ------------------------------------------------------------------------------
 // The settings Python asked for (zarrkit.config). Every call into the engine runs under a

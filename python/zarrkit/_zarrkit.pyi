@@ -63,6 +63,28 @@ def open_location(location: str, for_writing: bool = False) -> tuple[Store, str]
 class Array:
     """An array in a store (the engine side of zarrkit.Array)."""
 
+    def read_coordinates_into(self, coordinates: list, out: object) -> None:
+        """
+        Reads the elements at the coordinates (one int64 array per axis, broadcast together) into `out`.
+        """
+
+    def write_coordinates(self, coordinates: list, value: object, write_empty_chunks: bool | None = None) -> None: ...
+
+    def read_mask(self, mask: object) -> object:
+        """The selected elements (C order) as the bytes of a 1-d array."""
+
+    def write_mask(self, mask: object, value: object, write_empty_chunks: bool | None = None) -> None: ...
+
+    def block_selection_shape(self, key: object) -> list[int]: ...
+
+    def read_blocks_into(self, key: object, out: object) -> None: ...
+
+    def write_blocks(self, key: object, value: object, write_empty_chunks: bool | None = None) -> None: ...
+
+    def resize(self, shape: Sequence[int]) -> None: ...
+
+    def append(self, value: object, axis: int) -> list[int]: ...
+
     @property
     def path(self) -> str: ...
 

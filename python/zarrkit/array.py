@@ -16,7 +16,7 @@ from zarrkit.attributes import Attributes
 from zarrkit.errors import ReadOnlyError
 from zarrkit.storage import Store
 
-__all__ = ["Array", "ArrayInfo", "OIndex"]
+__all__ = ["Array", "ArrayInfo", "BlockIndex", "OIndex", "VIndex"]
 
 
 def _format_bytes(n: int) -> str:
@@ -383,9 +383,9 @@ class Array:
             axis += 1
         if kinds.count("list") > 1 and lists != "orthogonal":
             raise IndexError(
-                "several index arrays pair up element by element in NumPy (vectorised indexing, "
-                "zarr's vindex), which this build of zarrkit does not offer; use a.oindex[...] "
-                "to select along each axis independently"
+                "several index arrays mixed with slices are not supported; use a.vindex[...] "
+                "(arrays on every axis, paired element by element) or a.oindex[...] (each axis "
+                "on its own)"
             )
         # NumPy moves the axis of a list to the front when the list and the integers
         # (advanced indices too) are not next to each other.
@@ -409,11 +409,6 @@ class Array:
         if array is not None and array.size == 0 and array.ndim == 1:
             array = array.astype(np.int64)  # [] selects nothing
         if array is None or array.ndim != 1 or (array.dtype != bool and array.dtype.kind not in "iu"):
-            if array is not None and array.dtype == bool and array.ndim == self.ndim > 1:
-                raise IndexError(
-                    "a boolean mask of the array's shape (zarr's mask selection) is not offered "
-                    "by this build of zarrkit; index with one boolean list per axis instead"
-                )
             raise IndexError(
                 f"unsupported index {item!r}: zarrkit takes integers, slices, ... and "
                 "one-dimensional integer or boolean lists"
@@ -464,8 +459,7 @@ class Array:
         return result
 
     def _write(self, key: tuple[Any, ...], moved: int | None, value: Any) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"cannot write to {self!r}: it was opened read-only")
+        self._check_writable()
         data = np.asarray(value, dtype=self._dtype)
         if moved is not None:
             shape = tuple(self._impl.selection_shape(key))
@@ -506,14 +500,167 @@ class Array:
         """Orthogonal indexing: ``a.oindex[[0, 5], ::2]``, ``a.oindex[mask0, mask1] = v``."""
         return OIndex(self)
 
+    def _fancy_kind(self, selection: Any) -> str | None:
+        """"mask" or "coordinate" when NumPy would index with a boolean array of the
+        array's shape, or with integer arrays on every axis (paired element by element)."""
+        items = selection if isinstance(selection, tuple) else (selection,)
+        if len(items) == 1 and self.ndim > 1 and _is_array_like(items[0]):
+            if np.asarray(items[0]).dtype == bool and np.ndim(items[0]) == self.ndim:
+                return "mask"
+        if self.ndim > 0 and len(items) == self.ndim and all(
+            _is_array_like(i) or isinstance(i, (int, np.integer)) for i in items
+        ):
+            arrays = [np.asarray(i) for i in items if _is_array_like(i)]
+            if arrays and all(a.dtype.kind in "iu" for a in arrays) and (
+                len(arrays) > 1 or arrays[0].ndim > 1
+            ):
+                return "coordinate"
+        return None
+
     def __getitem__(self, selection: Any) -> Any:
-        """NumPy indexing: integers, slices (any step), ... and one integer or boolean list."""
+        """NumPy indexing: integers, slices (any step), ..., one integer or boolean list,
+        integer arrays on every axis (paired, as ``vindex``) or a boolean mask."""
+        kind = self._fancy_kind(selection)
+        if kind == "mask":
+            return self.get_mask_selection(selection[0] if isinstance(selection, tuple) else selection)
+        if kind == "coordinate":
+            return self.get_coordinate_selection(selection)
         key, moved = self._key(selection, lists="one")
         return self._read(key, moved, None)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
+        kind = self._fancy_kind(selection)
+        if kind == "mask":
+            self.set_mask_selection(selection[0] if isinstance(selection, tuple) else selection, value)
+            return
+        if kind == "coordinate":
+            self.set_coordinate_selection(selection, value)
+            return
         key, moved = self._key(selection, lists="one")
         self._write(key, moved, value)
+
+    # ---- Coordinate, mask and block selections --------------------------------------------
+
+    def _coordinates(self, selection: Any) -> list[np.ndarray]:
+        items = selection if isinstance(selection, tuple) else (selection,)
+        if len(items) != self.ndim:
+            raise IndexError(
+                f"a coordinate selection needs one integer array per axis ({self.ndim}), got {len(items)}"
+            )
+        coordinates = []
+        for axis, item in enumerate(items):
+            array = np.asarray(item)
+            if array.dtype.kind not in "iu" and not (array.size == 0 and array.dtype.kind == "f"):
+                raise IndexError(f"coordinate arrays must hold integers, got {array.dtype} on axis {axis}")
+            array = np.ascontiguousarray(array, dtype=np.int64)
+            n = self.shape[axis]
+            if array.size and (array.min() < -n or array.max() >= n):
+                bad = array[(array < -n) | (array >= n)].flat[0]
+                raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+            coordinates.append(array)
+        return coordinates
+
+    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+        """The elements at the given coordinates (zarr's ``vindex``): one integer array per
+        axis, broadcast together (NumPy rules); the result has the broadcast shape."""
+        coordinates = self._coordinates(selection)
+        shape = np.broadcast_shapes(*(c.shape for c in coordinates))
+        result = np.empty(shape, dtype=self._dtype) if out is None else out
+        if result.shape != shape or result.dtype != self._dtype:
+            raise ValueError(f"out has shape {result.shape} and dtype {result.dtype}; the selection needs {shape} and {self._dtype}")
+        self._impl.read_coordinates_into(coordinates, result)
+        return result
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        """Writes ``value`` at the coordinates; a repeated coordinate keeps the last value."""
+        self._check_writable()
+        coordinates = self._coordinates(selection)
+        data = np.asarray(value, dtype=self._dtype)
+        self._impl.write_coordinates(coordinates, data, self._write_empty_chunks)
+
+    def _mask(self, mask: Any) -> np.ndarray:
+        array = np.asarray(mask)
+        if array.dtype != bool or array.shape != self.shape:
+            raise IndexError(f"a mask selection needs a boolean array of the array's shape {self.shape}, got {array.dtype} {array.shape}")
+        return np.ascontiguousarray(array)
+
+    def get_mask_selection(self, mask: Any) -> np.ndarray:
+        """NumPy's ``a[mask]``: the elements where ``mask`` (of the array's shape) is true,
+        in C order."""
+        raw = self._impl.read_mask(self._mask(mask))
+        return raw.view(self._dtype)
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        """NumPy's ``a[mask] = value``."""
+        self._check_writable()
+        data = np.asarray(value, dtype=self._dtype)
+        self._impl.write_mask(self._mask(mask), data, self._write_empty_chunks)
+
+    def _block_key(self, selection: Any) -> tuple[Any, ...]:
+        items = selection if isinstance(selection, tuple) else (selection,)
+        out: list[Any] = []
+        for item in items:
+            if item is Ellipsis or isinstance(item, slice):
+                out.append(item)
+            elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+                out.append(int(item))
+            else:
+                raise IndexError(f"block selections take integers, slices and ..., got {item!r}")
+        return tuple(out)
+
+    def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+        """Whole chunks by chunk index (zarr's ``blocks``): ``a.blocks[1, 2:4]``; an
+        integer selects one chunk and keeps its axis."""
+        key = self._block_key(selection)
+        shape = tuple(self._impl.block_selection_shape(key))
+        result = np.empty(shape, dtype=self._dtype) if out is None else out
+        if result.shape != shape or result.dtype != self._dtype:
+            raise ValueError(f"out has shape {result.shape} and dtype {result.dtype}; the selection needs {shape} and {self._dtype}")
+        self._impl.read_blocks_into(key, result)
+        return result
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        """Writes ``value`` to whole chunks selected by chunk index."""
+        self._check_writable()
+        data = np.asarray(value, dtype=self._dtype)
+        self._impl.write_blocks(self._block_key(selection), data, self._write_empty_chunks)
+
+    @property
+    def vindex(self) -> VIndex:
+        """Coordinate and mask selections: ``a.vindex[[0, 3], [2, 5]]``, ``a.vindex[mask]``."""
+        return VIndex(self)
+
+    @property
+    def blocks(self) -> BlockIndex:
+        """Block (chunk) selections: ``a.blocks[0, 1:3]``."""
+        return BlockIndex(self)
+
+    # ---- Changing the shape -----------------------------------------------------------------
+
+    def resize(self, *shape: Any) -> None:
+        """Changes the shape (same number of axes). Growing keeps every element and reads
+        the fill value in the new part; shrinking erases the chunks left outside."""
+        self._check_writable()
+        new_shape = tuple(int(s) for s in (shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape))
+        self._impl.resize(list(new_shape))
+        self._metadata = None
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grows ``axis`` by ``data``'s length along it and writes ``data`` there; returns
+        the new shape (as zarr-python's ``append``)."""
+        self._check_writable()
+        array = np.asarray(data, dtype=self._dtype)
+        if array.ndim != self.ndim:
+            raise ValueError(f"data has {array.ndim} dimensions, the array {self.ndim}")
+        if not -self.ndim <= axis < self.ndim:
+            raise IndexError(f"axis {axis} is out of bounds for an array of {self.ndim} dimensions")
+        shape = tuple(self._impl.append(array, axis % self.ndim))
+        self._metadata = None
+        return shape
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"cannot write to {self!r}: it was opened read-only")
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """The whole array as a new NumPy array."""
@@ -540,6 +687,45 @@ class OIndex:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._array.set_orthogonal_selection(selection, value)
+
+
+class VIndex:
+    """``Array.vindex``: coordinate selections (or a mask) with ``[]``."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        if self._array._fancy_kind(selection) == "mask":
+            return self._array.get_mask_selection(selection[0] if isinstance(selection, tuple) else selection)
+        return self._array.get_coordinate_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        if self._array._fancy_kind(selection) == "mask":
+            self._array.set_mask_selection(selection[0] if isinstance(selection, tuple) else selection, value)
+        else:
+            self._array.set_coordinate_selection(selection, value)
+
+
+class BlockIndex:
+    """``Array.blocks``: block (chunk) selections with ``[]``."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._array.get_block_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_block_selection(selection, value)
+
+
+def _is_array_like(item: Any) -> bool:
+    return isinstance(item, (list, np.ndarray))
 
 
 def _reopen_array(store: Store, path: str, read_only: bool) -> Array:

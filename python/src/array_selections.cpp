@@ -1,0 +1,134 @@
+// The Array methods beyond plain selections: coordinate (vindex), mask and block
+// selections, resize and append.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "zarrkit/array.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit::python {
+namespace {
+
+// One int64 NumPy array (C-contiguous, any number of dimensions) per axis.
+CoordinateSelection to_coordinates(nb::list arrays) {
+  CoordinateSelection coordinates;
+  for (nb::handle item : arrays) {
+    nb::ndarray<const std::int64_t, nb::c_contig, nb::device::cpu> a;
+    if (!nb::try_cast(item, a, false)) fail_invalid("coordinate arrays must be C-contiguous int64 arrays");
+    Shape shape(a.ndim());
+    for (std::size_t d = 0; d < a.ndim(); ++d) shape[d] = a.shape(d);
+    coordinates.emplace_back(std::move(shape), std::vector<std::int64_t>(a.data(), a.data() + a.size()));
+  }
+  return coordinates;
+}
+
+MaskSelection to_mask(nb::handle item) {
+  nb::ndarray<const bool, nb::c_contig, nb::device::cpu> m;
+  if (!nb::try_cast(item, m, false)) fail_invalid("a mask selection must be a C-contiguous boolean array");
+  MaskSelection mask;
+  mask.shape.resize(m.ndim());
+  for (std::size_t d = 0; d < m.ndim(); ++d) mask.shape[d] = m.shape(d);
+  mask.mask.resize(m.size());
+  for (std::size_t i = 0; i < m.size(); ++i) mask.mask[i] = m.data()[i] ? 1 : 0;
+  return mask;
+}
+
+}  // namespace
+
+void bind_array_selections(nb::class_<Array>& cls) {
+  cls.def("read_coordinates_into",
+          [](const Array& a, nb::list coordinates, nb::handle out) {
+            const CoordinateSelection c = to_coordinates(coordinates);
+            PyBufferView view(out, true);
+            const NDView target = view.as_ndview(a.dtype(), "reading into the output array");
+            nb::gil_scoped_release release;
+            SettingsScope settings;
+            a.read_coordinates_into(c, target);
+          },
+          nb::arg("coordinates"), nb::arg("out"),
+          "Reads the elements at the coordinates (one int64 array per axis, broadcast together) into `out`.")
+      .def("write_coordinates",
+           [](Array& a, nb::list coordinates, nb::handle value, std::optional<bool> write_empty_chunks) {
+             const CoordinateSelection c = to_coordinates(coordinates);
+             PyBufferView view(value, false);
+             const NDView source = view.as_ndview(a.dtype(), "writing the value");
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             ScopedConfig own([&](Config& cfg) {
+               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
+             });
+             a.write_coordinates(c, source);
+           },
+           nb::arg("coordinates"), nb::arg("value"), nb::arg("write_empty_chunks").none() = nb::none())
+      .def("read_mask",
+           [](const Array& a, nb::handle mask) {
+             const MaskSelection m = to_mask(mask);
+             NDBuffer result;
+             {
+               nb::gil_scoped_release release;
+               SettingsScope settings;
+               result = a.read_mask(m);
+             }
+             return buffer_to_numpy(std::move(result.buffer()));
+           },
+           nb::arg("mask"), "The selected elements (C order) as the bytes of a 1-d array.")
+      .def("write_mask",
+           [](Array& a, nb::handle mask, nb::handle value, std::optional<bool> write_empty_chunks) {
+             const MaskSelection m = to_mask(mask);
+             PyBufferView view(value, false);
+             const NDView source = view.as_ndview(a.dtype(), "writing the value");
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             ScopedConfig own([&](Config& cfg) {
+               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
+             });
+             a.write_mask(m, source);
+           },
+           nb::arg("mask"), nb::arg("value"), nb::arg("write_empty_chunks").none() = nb::none())
+      .def("block_selection_shape",
+           [](const Array& a, nb::handle key) { return a.selection_shape(a.block_selection(to_selection(key))); },
+           nb::arg("key"))
+      .def("read_blocks_into",
+           [](const Array& a, nb::handle key, nb::handle out) {
+             const Selection selection = a.block_selection(to_selection(key));
+             PyBufferView view(out, true);
+             const NDView target = view.as_ndview(a.dtype(), "reading into the output array");
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             a.read_into(selection, target);
+           },
+           nb::arg("key"), nb::arg("out"))
+      .def("write_blocks",
+           [](Array& a, nb::handle key, nb::handle value, std::optional<bool> write_empty_chunks) {
+             const Selection selection = a.block_selection(to_selection(key));
+             PyBufferView view(value, false);
+             const NDView source = view.as_ndview(a.dtype(), "writing the value");
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             ScopedConfig own([&](Config& cfg) {
+               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
+             });
+             a.write(selection, source);
+           },
+           nb::arg("key"), nb::arg("value"), nb::arg("write_empty_chunks").none() = nb::none())
+      .def("resize",
+           [](Array& a, const Shape& shape) {
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             a.resize(shape);
+           },
+           nb::arg("shape"))
+      .def("append",
+           [](Array& a, nb::handle value, std::size_t axis) {
+             PyBufferView view(value, false);
+             const NDView source = view.as_ndview(a.dtype(), "appending the value");
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             return a.append(source, axis);
+           },
+           nb::arg("value"), nb::arg("axis"));
+}
+
+}  // namespace zarrkit::python
