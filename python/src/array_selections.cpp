@@ -7,6 +7,7 @@
 #include "bindings.h"
 #include "zarrkit/array.h"
 #include "zarrkit/error.h"
+#include "zarrkit/vlen.h"
 
 namespace zarrkit::python {
 namespace {
@@ -38,7 +39,54 @@ MaskSelection to_mask(nb::handle item) {
 }  // namespace
 
 void bind_array_selections(nb::class_<Array>& cls) {
-  cls.def("read_coordinates_into",
+  // Variable-length strings and bytes: elements cross as Python str / bytes objects.
+  cls.def("read_var",
+          [](const Array& a, nb::handle key) {
+            const Selection selection = to_selection(key);
+            VarNDBuffer result;
+            {
+              nb::gil_scoped_release release;
+              SettingsScope settings;
+              result = a.read_var(selection);
+            }
+            const bool text = result.dtype().kind() == DataTypeKind::kString;
+            nb::list elements;
+            for (const std::string& e : result.elements()) {
+              if (text) {
+                elements.append(nb::steal(PyUnicode_DecodeUTF8(e.data(), static_cast<Py_ssize_t>(e.size()), "replace")));
+              } else {
+                elements.append(nb::bytes(e.data(), e.size()));
+              }
+            }
+            return nb::make_tuple(nb::cast(result.shape()), elements);
+          },
+          nb::arg("key"), "(shape, elements in C order) of a variable-length string or bytes array.")
+      .def("write_var",
+           [](Array& a, nb::handle key, nb::list values, const Shape& shape, std::optional<bool> write_empty_chunks) {
+             const Selection selection = to_selection(key);
+             std::vector<std::string> elements;
+             elements.reserve(nb::len(values));
+             for (nb::handle v : values) {
+               if (nb::isinstance<nb::str>(v)) {
+                 elements.emplace_back(nb::cast<std::string>(v));
+               } else if (nb::isinstance<nb::bytes>(v)) {
+                 nb::bytes b = nb::borrow<nb::bytes>(v);
+                 elements.emplace_back(b.c_str(), b.size());
+               } else {
+                 fail_invalid("elements of a string array must be str or bytes, got {}",
+                              nb::cast<std::string>(nb::str(v.type())));
+               }
+             }
+             const VarNDBuffer data(shape, a.dtype(), std::move(elements));
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             ScopedConfig own([&](Config& cfg) {
+               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
+             });
+             a.write_var(selection, data);
+           },
+           nb::arg("key"), nb::arg("values"), nb::arg("shape"), nb::arg("write_empty_chunks").none() = nb::none())
+      .def("read_coordinates_into",
           [](const Array& a, nb::list coordinates, nb::handle out) {
             const CoordinateSelection c = to_coordinates(coordinates);
             PyBufferView view(out, true);

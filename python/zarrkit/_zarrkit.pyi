@@ -63,6 +63,13 @@ def open_location(location: str, for_writing: bool = False) -> tuple[Store, str]
 class Array:
     """An array in a store (the engine side of zarrkit.Array)."""
 
+    def read_var(self, key: object) -> tuple:
+        """
+        (shape, elements in C order) of a variable-length string or bytes array.
+        """
+
+    def write_var(self, key: object, values: list, shape: Sequence[int], write_empty_chunks: bool | None = None) -> None: ...
+
     def read_coordinates_into(self, coordinates: list, out: object) -> None:
         """
         Reads the elements at the coordinates (one int64 array per axis, broadcast together) into `out`.

@@ -229,6 +229,10 @@ class Array:
         """The fill value as a NumPy scalar (None for a Zarr v2 null fill value)."""
         if self._impl.fill_value_is_null:
             return None
+        if self._dtype.kind == "T":  # a variable-length string: its UTF-8 bytes
+            return self._impl.fill_value_bytes.decode("utf-8")
+        if self._dtype.kind == "O":
+            return bytes(self._impl.fill_value_bytes)
         return np.frombuffer(self._impl.fill_value_bytes, dtype=self._dtype)[0]
 
     @property
@@ -425,6 +429,8 @@ class Array:
 
     def _read(self, key: tuple[Any, ...], moved: int | None, out: np.ndarray | None) -> Any:
         shape = tuple(self._impl.selection_shape(key))
+        if self._dtype.kind in "OT":
+            return self._read_var(key, moved, out)
         if out is None and _zarrkit.get_settings()["memory"] == "device":
             return self._read_to_device(key, moved, shape)
         if moved is not None:
@@ -447,6 +453,19 @@ class Array:
         self._impl.read_into(key, out)
         return out
 
+    def _read_var(self, key: tuple[Any, ...], moved: int | None, out: np.ndarray | None) -> Any:
+        # Variable-length strings and bytes come back as Python objects, one per element.
+        shape, elements = self._impl.read_var(key)
+        result = np.empty(len(elements), dtype=self._dtype)
+        result[:] = elements
+        result = result.reshape(tuple(shape))
+        if moved is not None:
+            result = np.moveaxis(result, moved, 0)
+        if out is not None:
+            out[...] = result
+            return out
+        return result if result.ndim else result[()]
+
     def _read_to_device(self, key: tuple[Any, ...], moved: int | None, shape: tuple[int, ...]) -> Any:
         # zarrkit.config.enable_gpu(): the engine decodes into a CuPy array's memory.
         import cupy
@@ -461,6 +480,13 @@ class Array:
     def _write(self, key: tuple[Any, ...], moved: int | None, value: Any) -> None:
         self._check_writable()
         data = np.asarray(value, dtype=self._dtype)
+        if self._dtype.kind in "OT":
+            if moved is not None:
+                shape = tuple(self._impl.selection_shape(key))
+                numpy_shape = (shape[moved], *shape[:moved], *shape[moved + 1 :])
+                data = np.moveaxis(np.broadcast_to(data, numpy_shape), 0, moved)
+            self._impl.write_var(key, [_var_element(v) for v in data.ravel()], list(data.shape), self._write_empty_chunks)
+            return
         if moved is not None:
             shape = tuple(self._impl.selection_shape(key))
             numpy_shape = (shape[moved], *shape[:moved], *shape[moved + 1 :])
@@ -722,6 +748,16 @@ class BlockIndex:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._array.set_block_selection(selection, value)
+
+
+def _var_element(value: Any) -> str | bytes:
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, np.str_):
+        return str(value)
+    if isinstance(value, np.bytes_):
+        return bytes(value)
+    raise ValueError(f"elements of a string array must be str or bytes, got {type(value).__name__}")
 
 
 def _is_array_like(item: Any) -> bool:
