@@ -141,7 +141,9 @@ void v2_settings_from_v3(const ArrayMetadata& source, const WriteOptions& o, Arr
     }
   }
   const auto& ab = chain.array_to_bytes();
-  if (ab->name() != "bytes") fail_unsupported("codec '{}' has no zarr v2 equivalent", ab->name());
+  // Strings and bytes: v2 names their vlen codec as the first filter (make_array_metadata adds it).
+  const bool object_codec = source.dtype.is_variable_length() && (ab->name() == "vlen-utf8" || ab->name() == "vlen-bytes");
+  if (ab->name() != "bytes" && !object_codec) fail_unsupported("codec '{}' has no zarr v2 equivalent", ab->name());
   const json ab_json = ab->to_json();
   Endian endian = Endian::kLittle;
   if (ab_json.contains("configuration") && ab_json["configuration"].value("endian", "little") == "big") {

@@ -32,8 +32,13 @@ void copy_array(const Array& source, const StoreLocation& dest, const WriteOptio
   Array target = Array::create(dest.store, dest.path, metadata, o.overwrite);
   const Shape block = copy_block_shape(metadata.shape, metadata.chunk_shape, source.metadata().chunk_shape,
                                        metadata.dtype.size());
-  Progress progress(label, metadata.num_chunks(), checked_nbytes(metadata.shape, metadata.dtype));
+  const bool variable_length = metadata.dtype.is_variable_length();  // strings: no byte count
+  Progress progress(label, metadata.num_chunks(), variable_length ? 0 : checked_nbytes(metadata.shape, metadata.dtype));
   for_each_block(metadata.shape, block, [&](const Block& b) {
+    if (variable_length) {
+      target.write_var(b.selection, source.read_var(b.selection));
+      return progress.advance(chunks_in_region(b.extent, metadata.chunk_shape), 0);
+    }
     NDBuffer data = source.read(b.selection);
     target.write(b.selection, data.view());
     progress.advance(chunks_in_region(b.extent, metadata.chunk_shape), data.nbytes());
