@@ -57,12 +57,15 @@ class FaultProxy:
         self.stall_seconds = stall_seconds
         self.applied = Counter()  # fault -> times applied
         self.requests = 0
+        self.connections = 0  # client connections accepted
         self._rules = []
         self._lock = threading.Lock()
         proxy = self
 
         class Handler(socketserver.StreamRequestHandler):
             def handle(self):
+                with proxy._lock:
+                    proxy.connections += 1
                 try:
                     while proxy._serve_one(self):
                         pass
@@ -89,6 +92,7 @@ class FaultProxy:
             self._rules.clear()
             self.applied.clear()
             self.requests = 0
+            self.connections = 0
 
     def close(self):
         self._server.shutdown()

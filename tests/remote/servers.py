@@ -88,6 +88,9 @@ http {{
   server {{
     listen 127.0.0.1:{port};
     root {root};
+    # Old names that redirect to the data (tests follow redirects).
+    location /moved/ {{ rewrite ^/moved/(.*)$ /$1 permanent; }}
+    location /found/ {{ rewrite ^/found/(.*)$ /moved/$1 redirect; }}
   }}
 }}
 """

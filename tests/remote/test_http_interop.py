@@ -76,3 +76,29 @@ def test_http_errors(zarrkit_http, site, tmp_path):
     # Nothing listens on port 9: connection refused, retried, then a clear error.
     line = zarrkit_http.error("info", "http://127.0.0.1:9/x.zarr")
     assert "connection failed" in line and "gave up after" in line, line
+
+
+def test_redirects_are_followed(zarrkit_http, site, tmp_path):
+    directory, url = site
+    data = np.arange(100, dtype="u2").reshape(10, 10)
+    a = zarr.create_array(str(directory / "a.zarr"), shape=data.shape, dtype=data.dtype, chunks=(5, 5))
+    a[...] = data
+    moved = url.rsplit("/", 1)
+    out = tmp_path / "o.npy"
+    # /found/X -> 302 -> /moved/X -> 301 -> /X, for every request.
+    zarrkit_http.run("export", f"{moved[0]}/found/{moved[1]}/a.zarr", out)
+    np.testing.assert_array_equal(np.load(out), data)
+
+
+def test_connections_are_reused(zarrkit_http, site, proxy_for, nginx, tmp_path):
+    directory, url = site
+    data = np.arange(64 * 64, dtype="i4").reshape(64, 64)
+    a = zarr.create_array(str(directory / "a.zarr"), shape=data.shape, dtype=data.dtype, chunks=(8, 8))
+    a[...] = data  # 64 chunks
+    proxy = proxy_for(nginx.port)
+    out = tmp_path / "o.npy"
+    zarrkit_http.run("export", f"{proxy.url}/{directory.name}/a.zarr", out)
+    np.testing.assert_array_equal(np.load(out), data)
+    assert proxy.requests >= 65
+    # Keep-alive: a handful of connections (one per request in flight), not one per request.
+    assert proxy.connections <= 16, (proxy.connections, proxy.requests)
