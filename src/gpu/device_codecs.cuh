@@ -44,44 +44,45 @@ ZK_HD void lane_sync() {
 
 // ---- Copies used by both decoders -------------------------------------------------------
 
+// Streams are below 4 GiB (their sizes are 32-bit), so positions inside one are 32-bit:
+// half the instructions of 64-bit arithmetic in the parse loops.
+
 // out[k] = in[k] for k in [0, n): lane-strided.
-ZK_HD void lane_copy(std::uint8_t* out, const std::uint8_t* in, std::uint64_t n, unsigned lane,
-                     unsigned width) {
-  for (std::uint64_t k = lane; k < n; k += width) out[k] = in[k];
+ZK_HD void lane_copy(std::uint8_t* out, const std::uint8_t* in, std::uint32_t n, unsigned lane, unsigned width) {
+  for (std::uint32_t k = lane; k < n; k += width) out[k] = in[k];
 }
 
 // An LZ77 match of `length` bytes at out[0..) copying from `distance` bytes back (the
 // bytes before `out` are complete). Overlap (distance < length) repeats the pattern: byte k
 // is from[k mod distance], whose index each lane advances by width mod distance per step
-// instead of dividing. Sizes come from 32-bit stream sizes, so the indices fit 32 bits.
-ZK_HD void lane_match(std::uint8_t* out, std::uint64_t distance, std::uint64_t length, unsigned lane,
+// instead of dividing.
+ZK_HD void lane_match(std::uint8_t* out, std::uint32_t distance, std::uint32_t length, unsigned lane,
                       unsigned width) {
   const std::uint8_t* from = out - distance;
   if (distance >= length) {
-    for (std::uint64_t k = lane; k < length; k += width) out[k] = from[k];
+    for (std::uint32_t k = lane; k < length; k += width) out[k] = from[k];
     return;
   }
-  const auto d = static_cast<std::uint32_t>(distance);
-  std::uint32_t index = lane % d;
-  const std::uint32_t step = width % d;
+  std::uint32_t index = lane % distance;
+  const std::uint32_t step = width % distance;
 #if defined(__CUDA_ARCH__)
-  if (width == 32 && d <= 32) {
+  if (width == 32 && distance <= 32) {
     // Short patterns (runs of one byte, repeated elements) live in registers: lane j holds
     // from[j], and every lane takes its byte from the lane that holds it.
-    const unsigned pattern = lane < d ? from[lane] : 0u;
-    for (std::uint64_t base = 0; base < length; base += 32) {
+    const unsigned pattern = lane < distance ? from[lane] : 0u;
+    for (std::uint32_t base = 0; base < length; base += 32) {
       const unsigned value = __shfl_sync(0xFFFFFFFFu, pattern, static_cast<int>(index));
       if (base + lane < length) out[base + lane] = static_cast<std::uint8_t>(value);
       index += step;
-      if (index >= d) index -= d;
+      if (index >= distance) index -= distance;
     }
     return;
   }
 #endif
-  for (std::uint64_t k = lane; k < length; k += width) {
+  for (std::uint32_t k = lane; k < length; k += width) {
     out[k] = from[index];
     index += step;
-    if (index >= d) index -= d;
+    if (index >= distance) index -= distance;
   }
 }
 
@@ -92,8 +93,8 @@ ZK_HD void lane_match(std::uint8_t* out, std::uint64_t distance, std::uint64_t l
 // is; the kernels also use a reader that stages the stream through shared memory.
 struct DirectInput {
   const std::uint8_t* data;
-  ZK_HD unsigned operator()(std::uint64_t i) const { return data[i]; }
-  ZK_HD const std::uint8_t* pointer(std::uint64_t i) const { return data + i; }
+  ZK_HD unsigned operator()(std::uint32_t i) const { return data[i]; }
+  ZK_HD const std::uint8_t* pointer(std::uint32_t i) const { return data + i; }
 };
 
 // Host and device instantiations of the templates below call host-only or device-only
@@ -115,27 +116,25 @@ struct DirectInput {
 
 ZK_HD_TEMPLATE
 template <typename Input>
-ZK_HD std::int32_t lz4_decode(Input& in, std::uint64_t in_size, std::uint8_t* out, std::uint64_t out_size,
+ZK_HD std::int32_t lz4_decode(Input& in, std::uint32_t in_size, std::uint8_t* out, std::uint32_t out_size,
                               unsigned lane, unsigned width) {
   if (out_size == 0) return in_size == 1 && in(0) == 0 ? kDecodeOk : kDecodeCorrupt;
-  std::uint64_t ip = 0;
-  std::uint64_t op = 0;
+  std::uint32_t ip = 0;
+  std::uint32_t op = 0;
   for (;;) {
     if (ip >= in_size) return kDecodeCorrupt;
     const unsigned token = in(ip++);
-    std::uint64_t literals = token >> 4;
+    std::uint32_t literals = token >> 4;
     if (literals == 15) {
       unsigned b;
       do {
-        if (ip >= in_size) return kDecodeCorrupt;
+        if (ip >= in_size || literals > in_size) return kDecodeCorrupt;
         b = in(ip++);
         literals += b;
       } while (b == 255);
     }
     if (literals > in_size - ip || literals > out_size - op) return kDecodeCorrupt;
-    const bool near_output_end = static_cast<std::int64_t>(op + literals) > static_cast<std::int64_t>(out_size) - 12;
-    const bool near_input_end = static_cast<std::int64_t>(ip + literals) > static_cast<std::int64_t>(in_size) - 8;
-    if (near_output_end || near_input_end) {
+    if (out_size - op - literals < 12 || in_size - ip - literals < 8) {
       // Must be the last sequence: literals only, ending exactly at the end of the input.
       if (ip + literals != in_size) return kDecodeCorrupt;
       lane_copy(out + op, in.pointer(ip), literals, lane, width);
@@ -146,22 +145,20 @@ ZK_HD std::int32_t lz4_decode(Input& in, std::uint64_t in_size, std::uint8_t* ou
     ip += literals;
     op += literals;
 
-    const std::uint64_t offset = static_cast<std::uint64_t>(in(ip)) | static_cast<std::uint64_t>(in(ip + 1)) << 8;
+    const std::uint32_t offset = in(ip) | in(ip + 1) << 8;
     ip += 2;  // in range: the literals ended at least 8 bytes before the end of the input
     if (offset == 0 || offset > op) return kDecodeCorrupt;
-    std::uint64_t length = token & 15u;
+    std::uint32_t length = token & 15u;
     if (length == 15) {
       unsigned b;
       do {
-        if (ip >= in_size) return kDecodeCorrupt;
+        if (ip >= in_size || length > out_size) return kDecodeCorrupt;
         b = in(ip++);
         length += b;
       } while (b == 255);
     }
     length += 4;
-    if (length > out_size - op || static_cast<std::int64_t>(op + length) > static_cast<std::int64_t>(out_size) - 5) {
-      return kDecodeCorrupt;
-    }
+    if (length > out_size - op || out_size - op - length < 5) return kDecodeCorrupt;
     lane_sync();  // the match reads bytes other lanes wrote
     lane_match(out + op, offset, length, lane, width);
     op += length;
@@ -170,8 +167,10 @@ ZK_HD std::int32_t lz4_decode(Input& in, std::uint64_t in_size, std::uint8_t* ou
 
 ZK_HD std::int32_t lz4_decode_block(const std::uint8_t* in, std::uint64_t in_size, std::uint8_t* out,
                                     std::uint64_t out_size, unsigned lane, unsigned width) {
+  if (in_size > 0xFFFFFFFFu || out_size > 0xFFFFFFFFu) return kDecodeCorrupt;
   DirectInput input{in};
-  return lz4_decode(input, in_size, out, out_size, lane, width);
+  return lz4_decode(input, static_cast<std::uint32_t>(in_size), out, static_cast<std::uint32_t>(out_size), lane,
+                    width);
 }
 
 // ---- BloscLZ (c-blosc 1.x, format version 1) -------------------------------------------
@@ -184,31 +183,31 @@ ZK_HD std::int32_t lz4_decode_block(const std::uint8_t* in, std::uint64_t in_siz
 
 ZK_HD_TEMPLATE
 template <typename Input>
-ZK_HD std::int32_t blosclz_decode(Input& in, std::uint64_t in_size, std::uint8_t* out, std::uint64_t out_size,
+ZK_HD std::int32_t blosclz_decode(Input& in, std::uint32_t in_size, std::uint8_t* out, std::uint32_t out_size,
                                   unsigned lane, unsigned width) {
-  constexpr std::uint64_t kMaxDistance = 8191;
+  constexpr std::uint32_t kMaxDistance = 8191;
   if (in_size == 0) return kDecodeCorrupt;
-  std::uint64_t ip = 0;
-  std::uint64_t op = 0;
+  std::uint32_t ip = 0;
+  std::uint32_t op = 0;
   unsigned ctrl = in(ip++) & 31u;
   for (;;) {
     if (ctrl >= 32) {
-      std::uint64_t length = (ctrl >> 5) - 1;
-      std::uint64_t ofs = static_cast<std::uint64_t>(ctrl & 31u) << 8;
+      std::uint32_t length = (ctrl >> 5) - 1;
+      std::uint32_t ofs = (ctrl & 31u) << 8;
       unsigned code;
       if (length == 6) {
         do {
-          if (ip >= in_size) return kDecodeCorrupt;
+          if (ip >= in_size || length > out_size) return kDecodeCorrupt;
           code = in(ip++);
           length += code;
         } while (code == 255);
       }
       if (ip >= in_size) return kDecodeCorrupt;
       code = in(ip++);
-      std::uint64_t distance = ofs + code + 1;
+      std::uint32_t distance = ofs + code + 1;
       if (code == 255 && ofs == (31u << 8)) {
         if (in_size - ip < 2) return kDecodeCorrupt;
-        ofs = static_cast<std::uint64_t>(in(ip)) << 8 | in(ip + 1);
+        ofs = in(ip) << 8 | in(ip + 1);
         ip += 2;
         distance = ofs + kMaxDistance + 1;
       }
@@ -221,7 +220,7 @@ ZK_HD std::int32_t blosclz_decode(Input& in, std::uint64_t in_size, std::uint8_t
       op += length;
       if (!more) break;
     } else {
-      const std::uint64_t literals = ctrl + 1u;
+      const std::uint32_t literals = ctrl + 1u;
       if (literals > in_size - ip || literals > out_size - op) return kDecodeCorrupt;
       lane_copy(out + op, in.pointer(ip), literals, lane, width);
       ip += literals;
@@ -235,8 +234,10 @@ ZK_HD std::int32_t blosclz_decode(Input& in, std::uint64_t in_size, std::uint8_t
 
 ZK_HD std::int32_t blosclz_decode_block(const std::uint8_t* in, std::uint64_t in_size, std::uint8_t* out,
                                         std::uint64_t out_size, unsigned lane, unsigned width) {
+  if (in_size > 0xFFFFFFFFu || out_size > 0xFFFFFFFFu) return kDecodeCorrupt;
   DirectInput input{in};
-  return blosclz_decode(input, in_size, out, out_size, lane, width);
+  return blosclz_decode(input, static_cast<std::uint32_t>(in_size), out, static_cast<std::uint32_t>(out_size), lane,
+                        width);
 }
 
 // ---- Blosc shuffles (undo) --------------------------------------------------------------

@@ -30,12 +30,14 @@ ReadStats& read_stats() {
 }
 
 namespace {
-std::atomic<std::uint64_t> g_batch_budget{512ull << 20};
+std::atomic<std::uint64_t> g_batch_budget{256ull << 20};
+std::atomic<std::size_t> g_pipeline_depth{4};
 // The largest staging a batch has needed so far (a starting size for later requests).
 std::atomic<std::uint64_t> g_arena_hint{16u << 20};
 }
 
 void set_batch_budget(std::uint64_t bytes) { g_batch_budget.store(std::max<std::uint64_t>(bytes, 1)); }
+void set_pipeline_depth(std::size_t batches) { g_pipeline_depth.store(std::clamp<std::size_t>(batches, 1, 8)); }
 
 namespace {
 
@@ -357,7 +359,7 @@ class DeviceReader {
     }
     std::uint64_t batch = 0;
     for (std::uint64_t first = 0; first < tasks; first += per_batch_, ++batch) {
-      Slot& slot = slots_[batch % 2];
+      Slot& slot = slots_[batch % slots_.size()];
       finish(slot);
       const auto t0 = std::chrono::steady_clock::now();
       prepare(slot, first, std::min(per_batch_, tasks - first));
@@ -365,9 +367,8 @@ class DeviceReader {
       read_stats().host_phase_ns.fetch_add(static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()));
     }
-    // The older batch first.
-    finish(slots_[batch % 2]);
-    finish(slots_[(batch + 1) % 2]);
+    // The older batches first.
+    for (std::size_t k = 0; k < slots_.size(); ++k) finish(slots_[(batch + k) % slots_.size()]);
   }
 
  private:
@@ -667,7 +668,7 @@ class DeviceReader {
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t per_batch_ = 1;
   std::uint64_t next_arena_size_ = 0;
-  Slot slots_[2];
+  std::vector<Slot> slots_ = std::vector<Slot>(g_pipeline_depth.load());
 };
 
 }  // namespace

@@ -4,8 +4,8 @@
 // batch, the shared thread pool reads the chunk values straight into a pinned staging
 // arena and runs any CPU-only codecs; the host then parses the headers into job tables,
 // and the whole batch goes to the device in one copy and is decoded by a few kernel
-// launches (checksums, streams, unshuffles, then the scatter into the output). Two batches
-// are in flight: the CPU prepares one while the GPU works on the other.
+// launches (checksums, streams, unshuffles, then the scatter into the output). Several
+// batches are in flight: the CPU prepares one while the GPU works on the others.
 #pragma once
 
 #include <atomic>
@@ -34,7 +34,10 @@ struct ReadStats {
 };
 ReadStats& read_stats();
 
-// Tuning: the decoded bytes one batch may hold (default 512 MiB).
+// Tuning: the decoded bytes one batch may hold (default 256 MiB), and how many batches may
+// be in flight at once (default 4: the host prepares one while the GPU works on the others;
+// a batch of blosc chunks rarely has enough streams to fill a GPU by itself).
 void set_batch_budget(std::uint64_t bytes);
+void set_pipeline_depth(std::size_t batches);
 
 }  // namespace zarrkit::gpu

@@ -286,7 +286,7 @@ TEST(GpuRead, ManyBatchesIntoAStridedView) {
   NDView out{wide.data(), {300, 200}, {400 * 4, 8}, spec.dtype, MemoryKind::kDevice};
   const std::uint64_t batches_before = gpu::read_stats().batches.load();
   array.read_into({}, out);
-  gpu::set_batch_budget(512u << 20);
+  gpu::set_batch_budget(256u << 20);
   EXPECT_GT(gpu::read_stats().batches.load() - batches_before, 10u);
   const Buffer back = to_host(wide);
   for (std::size_t r = 0; r < 300; ++r) {

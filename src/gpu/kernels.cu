@@ -10,6 +10,9 @@ namespace {
 
 constexpr unsigned kWarp = 32;
 constexpr unsigned kStreamWarpsPerBlock = 4;
+// Enough resident warps for a full SM (64), so that a batch of blosc streams runs in one
+// wave rather than one and a half; the register cap costs a few spills (docs/gpu.md).
+constexpr unsigned kStreamBlocksPerSm = 16;
 
 // The chunk's status as lane 0 sees it, the same for the whole warp (a divergent early
 // exit would leave lanes waiting at the decoders' __syncwarp).
@@ -54,21 +57,21 @@ constexpr unsigned kWindow = 1024;
 
 struct WindowInput {
   const std::uint8_t* data;
-  std::uint64_t size;
+  std::uint32_t size;
   std::uint8_t* window;  // kWindow bytes of shared memory, this warp's own
   unsigned lane;
-  std::uint64_t base = 0;
+  std::uint32_t base = 0;
 
-  __device__ WindowInput(const std::uint8_t* d, std::uint64_t n, std::uint8_t* w, unsigned l)
+  __device__ WindowInput(const std::uint8_t* d, std::uint32_t n, std::uint8_t* w, unsigned l)
       : data(d), size(n), window(w), lane(l) {
     refill(0);
   }
-  __device__ unsigned operator()(std::uint64_t i) {
+  __device__ unsigned operator()(std::uint32_t i) {
     if (i - base >= kWindow) refill(i);  // i < base wraps around and refills too
     return window[i - base];
   }
-  __device__ const std::uint8_t* pointer(std::uint64_t i) const { return data + i; }
-  __device__ void refill(std::uint64_t from) {
+  __device__ const std::uint8_t* pointer(std::uint32_t i) const { return data + i; }
+  __device__ void refill(std::uint32_t from) {
     __syncwarp();  // every lane is done with the old window
     base = from;
 #pragma unroll 8
@@ -79,8 +82,8 @@ struct WindowInput {
   }
 };
 
-template <bool kStaged>
-__global__ void __launch_bounds__(kWarp* kStreamWarpsPerBlock)
+template <bool kStaged, unsigned kMinBlocks>
+__global__ void __launch_bounds__(kWarp* kStreamWarpsPerBlock, kMinBlocks)
     decode_streams_kernel(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
                           std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* status) {
   __shared__ std::uint8_t windows[kStaged ? kStreamWarpsPerBlock : 1][kStaged ? kWindow : 1];
@@ -348,15 +351,21 @@ unsigned grid_y(std::uint32_t count) { return std::max(1u, std::min<std::uint32_
 
 cudaError_t launch_decode_streams(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
                                   std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* chunk_status,
-                                  cudaStream_t stream, bool staged_input) {
+                                  cudaStream_t stream, DecodeVariant variant) {
   if (count == 0) return cudaSuccess;
   const unsigned blocks = (count + kStreamWarpsPerBlock - 1) / kStreamWarpsPerBlock;
-  if (staged_input) {
-    decode_streams_kernel<true><<<blocks, kWarp * kStreamWarpsPerBlock, 0, stream>>>(jobs, count, input, decoded,
-                                                                                     scratch, chunk_status);
-  } else {
-    decode_streams_kernel<false><<<blocks, kWarp * kStreamWarpsPerBlock, 0, stream>>>(jobs, count, input, decoded,
-                                                                                      scratch, chunk_status);
+  const unsigned threads = kWarp * kStreamWarpsPerBlock;
+  switch (variant) {
+    case DecodeVariant::kStaged:
+      decode_streams_kernel<true, 1><<<blocks, threads, 0, stream>>>(jobs, count, input, decoded, scratch, chunk_status);
+      break;
+    case DecodeVariant::kDirectUncapped:
+      decode_streams_kernel<false, 1><<<blocks, threads, 0, stream>>>(jobs, count, input, decoded, scratch, chunk_status);
+      break;
+    case DecodeVariant::kDirect:
+      decode_streams_kernel<false, kStreamBlocksPerSm><<<blocks, threads, 0, stream>>>(jobs, count, input, decoded,
+                                                                                       scratch, chunk_status);
+      break;
   }
   return cudaGetLastError();
 }

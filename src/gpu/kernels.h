@@ -72,11 +72,13 @@ constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
 
 // Launches. Pointers are device pointers; tables live in device memory. Each returns the
 // launch error (cudaSuccess when it was queued).
-// staged_input: stage each compressed stream through shared memory instead of reading it
-// from global memory (measured slower on an H100, docs/gpu.md; kept for comparison).
+// Kernel variants, compared in the benchmark (docs/gpu.md): kDirect reads compressed
+// streams from global memory with a register cap for full occupancy; kDirectUncapped
+// without the cap; kStaged stages each stream through shared memory.
+enum class DecodeVariant { kDirect, kDirectUncapped, kStaged };
 cudaError_t launch_decode_streams(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
                                   std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* chunk_status,
-                                  cudaStream_t stream, bool staged_input = false);
+                                  cudaStream_t stream, DecodeVariant variant = DecodeVariant::kDirect);
 cudaError_t launch_unshuffle_blocks(const BlockJob* jobs, std::uint32_t count, const std::uint8_t* scratch,
                                     std::uint8_t* decoded, const std::int32_t* chunk_status, cudaStream_t stream);
 // segment_jobs[s] is the job of segment s; partial must hold num_segments words.
