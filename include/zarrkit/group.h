@@ -13,6 +13,8 @@
 
 namespace zarrkit {
 
+class ConsolidatedIndex;
+
 enum class NodeType { kArray, kGroup };
 
 struct NodeInfo {
@@ -25,8 +27,16 @@ struct NodeInfo {
 // Which node is at `path` ("" the root), or nullopt. v3 (zarr.json) wins over v2.
 std::optional<NodeInfo> probe_node(Store& store, std::string_view path);
 
+// Consolidated metadata (zarr-python's consolidate_metadata / open_consolidated): the
+// metadata of every node below a group kept in one document, v3 inline in the group's
+// zarr.json ("consolidated_metadata"), v2 in a .zmetadata beside .zgroup. A group opened with
+// it answers members(), walk(), open_group() and open_array() from that document, without
+// reading the store (a node it does not list is still looked up in the store). It is a
+// snapshot: nodes created or changed later are not in it until the group is consolidated again.
 class Group {
  public:
+  // Reads the group's metadata: zarr.json (v3, with any inline consolidated metadata), else
+  // .zmetadata (v2 consolidated: .zgroup and .zattrs come from it), else .zgroup and .zattrs.
   static Group open(std::shared_ptr<Store> store, std::string_view path = "");
   // Creates the group (and its missing ancestors). An existing group of this format is
   // kept as it is (and `attributes` ignored) unless `overwrite`, which removes the node and
@@ -60,12 +70,25 @@ class Group {
   // Replaces all attributes (v3: rewrites zarr.json; v2: rewrites .zattrs).
   void set_attributes(const nlohmann::json& attributes);
 
+  // True when the group was opened with consolidated metadata and answers from it.
+  bool has_consolidated_metadata() const { return consolidated_ != nullptr; }
+  // Reads the metadata of every node below the group from the store (listing it, ignoring
+  // any consolidated metadata) and stores it consolidated as zarr-python 3 does: v3 inline
+  // in this group's zarr.json, v2 as .zmetadata. The group then answers from it.
+  void consolidate();
+
  private:
   Group(std::shared_ptr<Store> store, std::string path, GroupMetadata metadata);
+  Group(std::shared_ptr<Store> store, std::string path, GroupMetadata metadata,
+        std::shared_ptr<const ConsolidatedIndex> consolidated);
 
   std::shared_ptr<Store> store_;
   std::string path_;
   GroupMetadata metadata_;
+  std::shared_ptr<const ConsolidatedIndex> consolidated_;  // null without consolidated metadata
 };
+
+// Group::open(store, path).consolidate(): zarr-python's zarr.consolidate_metadata.
+Group consolidate_metadata(std::shared_ptr<Store> store, std::string_view path = "");
 
 }  // namespace zarrkit
