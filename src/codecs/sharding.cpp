@@ -221,7 +221,8 @@ ShardLayout ShardingCodec::layout(const ChunkSpec& shard_spec) const {
     layout.chunks_per_shard[d] = shard_shape[d] / chunk_shape_[d];
   }
   layout.num_inner_chunks = checked_num_elements(layout.chunks_per_shard);
-  (void)checked_nbytes(shard_shape, shard_spec.dtype);
+  // Strings and bytes have no size per element; their inner codec (vlen-*) checks the data.
+  if (!shard_spec.dtype.is_variable_length()) (void)checked_nbytes(shard_shape, shard_spec.dtype);
 
   layout.inner_spec = ChunkSpec{chunk_shape_, shard_spec.dtype, shard_spec.fill_value};
   inner_.validate(layout.inner_spec);

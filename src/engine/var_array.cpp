@@ -7,7 +7,8 @@
 // as a new table and returns their ids; encoding looks the ids up and encodes the strings.
 // The engine moves 8-byte ids exactly as it moves numbers, so every selection, broadcast,
 // partial-chunk write, empty-chunk erase and transpose (v2 order "F") works unchanged, and
-// the fixed-size path carries no cost for this.
+// the fixed-size path carries no cost for this. Sharded arrays get the proxy inside their
+// shards, so shards of strings work the same way.
 //
 // Elements equal to the fill value always get id 0, so a chunk of nothing but fill values
 // is all zero ids and is erased like any other (as zarr-python does).
@@ -17,6 +18,7 @@
 
 #include <fmt/ranges.h>
 
+#include "codecs/sharding.h"
 #include "core/checked_math.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_chain.h"
@@ -173,8 +175,29 @@ class VarElementProxy final : public ArrayToBytesCodec {
   std::uint64_t input_table_;  // the caller's data when writing (never released); 0 when reading
 };
 
-// The metadata the engine runs on: the same array, with uint64 ids for elements, 0 for fill,
-// and the proxy in place of the vlen codec and the bytes->bytes codecs after it.
+// `chain` with element ids in place of elements: the proxy replaces the vlen codec and the
+// bytes->bytes codecs after it; a sharding codec gets the same treatment inside its shards.
+CodecChain id_chain(const CodecChain& chain, const ArrayMetadata& m, const std::shared_ptr<ElementTables>& tables,
+                    std::uint64_t input_table, int depth) {
+  std::vector<std::shared_ptr<const Codec>> codecs(chain.array_to_array().begin(), chain.array_to_array().end());
+  const auto& ab = chain.array_to_bytes();
+  if (auto vlen = std::dynamic_pointer_cast<const VarLengthCodec>(ab)) {
+    codecs.push_back(std::make_shared<VarElementProxy>(vlen, chain.bytes_to_bytes(), m, tables, input_table));
+    return CodecChain::from_codecs(std::move(codecs));
+  }
+  auto sharding = std::dynamic_pointer_cast<const ShardingCodec>(ab);
+  if (!sharding || depth >= kMaxShardingDepth) {
+    fail_unsupported("{} arrays whose array->bytes codec is '{}' are not supported (only vlen-utf8 and vlen-bytes, "
+                     "possibly inside sharding_indexed)",
+                     m.dtype.name(), ab->name());
+  }
+  codecs.push_back(std::make_shared<ShardingCodec>(sharding->chunk_shape(),
+                                                   id_chain(sharding->inner_codecs(), m, tables, input_table, depth + 1),
+                                                   sharding->index_codecs(), sharding->index_location()));
+  codecs.insert(codecs.end(), chain.bytes_to_bytes().begin(), chain.bytes_to_bytes().end());
+  return CodecChain::from_codecs(std::move(codecs));
+}
+
 void require_variable_length(const ArrayMetadata& m) {
   if (!m.dtype.is_variable_length()) {
     fail_unsupported("read_var and write_var are for string and bytes arrays; {} arrays use read and write",
@@ -182,28 +205,20 @@ void require_variable_length(const ArrayMetadata& m) {
   }
 }
 
+// The metadata the engine runs on: the same array, with uint64 ids for elements and 0 for
+// the fill value.
 std::shared_ptr<const ArrayMetadata> id_metadata(const ArrayMetadata& m, std::shared_ptr<ElementTables> tables,
                                                  std::uint64_t input_table) {
   require_variable_length(m);
-  const CodecChain& chain = *m.codecs;
-  auto codec = std::dynamic_pointer_cast<const VarLengthCodec>(chain.array_to_bytes());
-  if (!codec) {
-    fail_unsupported("{} arrays whose array->bytes codec is '{}' are not supported (only vlen-utf8 and "
-                     "vlen-bytes; not sharded ones)",
-                     m.dtype.name(), chain.array_to_bytes()->name());
-  }
   const std::uint64_t chunk_elements = checked_num_elements(m.chunk_shape);
   if (chunk_elements > kMaxTableElements || chunk_elements * 8 > MetadataLimits{}.max_chunk_bytes) {
     fail_resource("chunks of [{}] hold {} variable-length elements, more than zarrkit handles in one chunk",
                   fmt::join(m.chunk_shape, ", "), chunk_elements);
   }
-  std::vector<std::shared_ptr<const Codec>> codecs(chain.array_to_array().begin(), chain.array_to_array().end());
-  codecs.push_back(std::make_shared<VarElementProxy>(codec, chain.bytes_to_bytes(), m, std::move(tables),
-                                                     input_table));
   auto ids = std::make_shared<ArrayMetadata>(m);
   ids->dtype = DataType::uint_(64);
   ids->fill_value = FillValue::of<std::uint64_t>(0);
-  ids->codecs = std::make_shared<const CodecChain>(CodecChain::from_codecs(std::move(codecs)));
+  ids->codecs = std::make_shared<const CodecChain>(id_chain(*m.codecs, m, tables, input_table, 0));
   return ids;
 }
 

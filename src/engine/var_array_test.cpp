@@ -117,6 +117,41 @@ TEST(VarArray, RandomSelectionsReadAndWriteLikeNumPy) {
   }
 }
 
+// Shards of strings, as zarr-python writes them with `shards=`: the element ids travel
+// through the sharding codec, and the vlen codec runs on each inner chunk.
+TEST(VarArray, ShardedStrings) {
+  const json sharded = json::array(
+      {{{"name", "sharding_indexed"},
+        {"configuration",
+         {{"chunk_shape", {2, 2}},
+          {"codecs", json::array({{{"name", "vlen-utf8"}, {"configuration", json::object()}}})},
+          {"index_codecs", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                        {{"name", "crc32c"}}})},
+          {"index_location", "end"}}}}});
+  std::mt19937_64 rng(7);
+  auto store = MemoryStore::create();
+  const Shape shape = {7, 5};
+  Array array = Array::create(store, "a", metadata(3, DataType::string(), shape, {4, 4}, "", sharded));
+  std::vector<std::string> model(35, "");
+  for (int step = 0; step < 30; ++step) {
+    const Selection selection = testing::random_selection(rng, shape);
+    SCOPED_TRACE(testing::describe_selection(selection));
+    const auto axes = testing::reference_axes(selection, shape);
+    const Shape out_shape = array.selection_shape(selection);
+    std::vector<std::string> values;
+    for (std::uint64_t k = 0, n = checked_num_elements(out_shape); k < n; ++k) values.push_back(sample_string(rng));
+    array.write_var(selection, strings(out_shape, values));
+    std::size_t k = 0;
+    for (std::uint64_t i : axes[0].indices) {
+      for (std::uint64_t j : axes[1].indices) model[i * shape[1] + j] = values[k++];
+    }
+    ASSERT_EQ(array.read_var(), strings(shape, model));
+  }
+  // Shard c/1/1 covers [4:7, 4:5]; clearing it to the fill value deletes the shard.
+  array.write_var({Slice{4, 7}, Slice{4, 5}}, strings({}, {""}));
+  EXPECT_EQ(stored(*store, "a/c/1/1"), "<absent>");
+}
+
 TEST(VarArray, ChunksOfOnlyTheFillValueAreErasedAndMissingOnesReadAsIt) {
   auto store = MemoryStore::create();
   Array array = Array::create(store, "a", metadata(3, DataType::string(), {6}, {3}, "zz"));

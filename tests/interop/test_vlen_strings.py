@@ -114,6 +114,23 @@ def test_conversion_between_formats(tmp_path, zarrkit, kind, direction):
         assert metadata["codecs"][0] == {"name": codec_name, "configuration": {}}
 
 
+@pytest.mark.parametrize("compressed", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_sharded(tmp_path, zarrkit, kind, compressed):
+    """zarr-python's `shards=`: vlen codecs inside sharding_indexed, some inner chunks empty."""
+    dtype, make_values, fill_value = KINDS[kind]
+    args = dict(store=str(tmp_path / "source"), shape=SHAPE, chunks=(2, 2), shards=(4, 4), dtype=dtype(),
+                zarr_format=3, fill_value=fill_value)
+    if not compressed:
+        args["compressors"] = None
+    source = zarr.create_array(**args)
+    source[PARTIAL] = make_values(4)[PARTIAL]
+    zarrkit.run("cp", tmp_path / "source", tmp_path / "copy")
+    if not compressed:
+        assert chunk_bytes(tmp_path / "copy") == chunk_bytes(tmp_path / "source")
+    assert_same_values(zarr.open_array(str(tmp_path / "copy"), mode="r")[...], source[...])
+
+
 def test_default_fill_and_fully_written(tmp_path, zarrkit):
     source = write(tmp_path / "source", "string", 3, compressed=False, region=(Ellipsis,), fill=False, seed=3)
     assert v3_metadata(tmp_path / "source")["fill_value"] == ""
