@@ -3,6 +3,7 @@
 // GPU output is checked against the original data before anything is timed.
 //
 //   zarrkit_gpu_bench [--total-mib 1024] [--chunk-kib 1024] [--reps 10] [--array-dir DIR]
+//                     [--no-array] [--no-kernels]
 //
 // 1. Kernel-only decode of one batch of chunks (data already on the device): raw LZ4 blocks
 //    and blosc (lz4 inside, byte shuffle, typesize 4), timed with CUDA events; the same
@@ -267,7 +268,7 @@ void bench_array(const std::filesystem::path& dir, int reps, bool quantized) {
   struct Row {
     std::uint64_t budget_mib;
     std::size_t depth;
-    double seconds, host_phase, gpu_wait;
+    double seconds, fastest, slowest, host_phase, gpu_wait;
   };
   std::vector<Row> rows;
   const std::pair<std::uint64_t, std::size_t> settings[] = {{256, 2}, {512, 2}, {256, 3}, {512, 3}, {256, 4}, {1024, 2}};
@@ -284,7 +285,8 @@ void bench_array(const std::filesystem::path& dir, int reps, bool quantized) {
       host.push_back(static_cast<double>(stats.host_phase_ns.load() - host0) / 1e9);
       wait.push_back(static_cast<double>(stats.gpu_wait_ns.load() - wait0) / 1e9);
     }
-    rows.push_back({budget_mib, depth, median(wall), median(host), median(wait)});
+    rows.push_back({budget_mib, depth, median(wall), *std::min_element(wall.begin(), wall.end()),
+                    *std::max_element(wall.begin(), wall.end()), median(host), median(wait)});
   }
   gpu::set_batch_budget(256u << 20);  // the defaults
   gpu::set_pipeline_depth(4);
@@ -299,12 +301,15 @@ void bench_array(const std::filesystem::path& dir, int reps, bool quantized) {
              "ratio {:.2f}, local store, warm page cache, {} threads\n",
              quantized ? "" : ", unquantized noise", logical / static_cast<double>(info.bytes_stored),
              std::thread::hardware_concurrency());
-  fmt::print("| path | median s | logical GB/s | host phase s | GPU wait s |\n|---|---|---|---|---|\n");
+  fmt::print("| path | median s | logical GB/s | fastest..slowest GB/s | host phase s | GPU wait s |\n"
+             "|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
-    fmt::print("| zarrkit GPU read_into (device), batches of {} MiB, {} in flight | {:.3f} | {:.2f} | {:.3f} | {:.3f} |\n",
-               r.budget_mib, r.depth, r.seconds, logical / r.seconds / 1e9, r.host_phase, r.gpu_wait);
+    fmt::print("| zarrkit GPU read_into (device), batches of {} MiB, {} in flight | {:.3f} | {:.2f} | {:.1f}..{:.1f} | "
+               "{:.3f} | {:.3f} |\n",
+               r.budget_mib, r.depth, r.seconds, logical / r.seconds / 1e9, logical / r.fastest / 1e9,
+               logical / r.slowest / 1e9, r.host_phase, r.gpu_wait);
   }
-  fmt::print("| zarrkit CPU read + cudaMemcpy | {:.3f} | {:.2f} | | |\n", median(cpu_t), logical / median(cpu_t) / 1e9);
+  fmt::print("| zarrkit CPU read + cudaMemcpy | {:.3f} | {:.2f} | | | |\n", median(cpu_t), logical / median(cpu_t) / 1e9);
   fmt::print("chunks decoded on GPU {}, on CPU {}, recovered {}\n", stats.chunks_decoded_on_gpu.load(),
              stats.chunks_decoded_on_cpu.load(), stats.gpu_rejections_recovered.load());
   std::filesystem::remove_all(dir);
@@ -316,7 +321,7 @@ int main(int argc, char** argv) {
   std::size_t total_mib = 1024, chunk_kib = 1024;
   int reps = 10;
   std::filesystem::path array_dir = std::filesystem::temp_directory_path() / "zarrkit_gpu_bench";
-  bool array = true;
+  bool array = true, kernels = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--total-mib" && i + 1 < argc) total_mib = std::stoul(argv[++i]);
@@ -324,8 +329,9 @@ int main(int argc, char** argv) {
     else if (a == "--reps" && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (a == "--array-dir" && i + 1 < argc) array_dir = argv[++i];
     else if (a == "--no-array") array = false;
+    else if (a == "--no-kernels") kernels = false;
     else {
-      std::cerr << "usage: zarrkit_gpu_bench [--total-mib N] [--chunk-kib N] [--reps N] [--array-dir DIR] [--no-array]\n";
+      std::cerr << "usage: zarrkit_gpu_bench [--total-mib N] [--chunk-kib N] [--reps N] [--array-dir DIR] [--no-array] [--no-kernels]\n";
       return 1;
     }
   }
@@ -369,6 +375,7 @@ int main(int argc, char** argv) {
              "CPU {} threads GB/s | GPU / CPU all |\n", all);
   fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
   for (bool quantized : {true, false}) {
+    if (!kernels) break;
     fill_family_n(original, 7, quantized);
     for (const std::string codec : {"lz4", "blosc-lz4"}) {
       const Compressed c = compress(codec);
