@@ -583,8 +583,11 @@ DirListing S3Store::list_dir(std::string_view prefix) {
   for (const std::string& p : page.prefixes) {
     if (auto name = usable_name(p, true)) listing.prefixes.push_back(std::move(*name));
   }
-  std::sort(listing.keys.begin(), listing.keys.end());
-  std::sort(listing.prefixes.begin(), listing.prefixes.end());
+  // Sorted, and each name once even if a server repeats a common prefix across pages.
+  for (auto* names : {&listing.keys, &listing.prefixes}) {
+    std::sort(names->begin(), names->end());
+    names->erase(std::unique(names->begin(), names->end()), names->end());
+  }
   return listing;
 }
 
