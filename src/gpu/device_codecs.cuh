@@ -173,6 +173,96 @@ ZK_HD std::int32_t lz4_decode_block(const std::uint8_t* in, std::uint64_t in_siz
                     width);
 }
 
+// ---- LZ4 block encoding (the GPU write path) --------------------------------------------
+//
+// A greedy single-pass encoder in the spirit of LZ4's fast mode: a hash of the next four
+// bytes finds an earlier position; a match (verified byte by byte, at most 65535 back) is
+// extended backwards over pending literals and forwards. It keeps the format's end rules
+// (no match starts in the last 12 bytes or ends in the last 5), so liblz4 and every other
+// reader decode its blocks. `table` holds 1 << kLz4HashBits positions and is reset here.
+// Returns the block's size, or 0 when it would not fit in `capacity`.
+
+constexpr unsigned kLz4HashBits = 12;
+constexpr std::uint32_t kLz4NoPosition = 0xFFFFFFFFu;
+
+ZK_HD std::uint32_t lz4_read32(const std::uint8_t* p) {
+  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+}
+
+ZK_HD std::uint32_t lz4_hash(std::uint32_t v) { return (v * 2654435761u) >> (32 - kLz4HashBits); }
+
+// Appends a length continuation (bytes of 255, then the rest); false when out of room.
+ZK_HD bool lz4_put_length(std::uint8_t* out, std::uint32_t capacity, std::uint32_t& op, std::uint32_t rest) {
+  while (rest >= 255) {
+    if (op >= capacity) return false;
+    out[op++] = 255;
+    rest -= 255;
+  }
+  if (op >= capacity) return false;
+  out[op++] = static_cast<std::uint8_t>(rest);
+  return true;
+}
+
+// One sequence: literals in[anchor, anchor + literals), then (unless last) a match.
+ZK_HD bool lz4_put_sequence(const std::uint8_t* literals_from, std::uint32_t literals, std::uint32_t offset,
+                            std::uint32_t match, bool last, std::uint8_t* out, std::uint32_t capacity,
+                            std::uint32_t& op) {
+  if (op >= capacity) return false;
+  const std::uint32_t token_at = op++;
+  const unsigned lit_code = literals >= 15 ? 15u : literals;
+  const unsigned match_code = last ? 0u : (match - 4 >= 15 ? 15u : match - 4);
+  out[token_at] = static_cast<std::uint8_t>(lit_code << 4 | match_code);
+  if (lit_code == 15 && !lz4_put_length(out, capacity, op, literals - 15)) return false;
+  if (literals > capacity - op) return false;
+  for (std::uint32_t k = 0; k < literals; ++k) out[op + k] = literals_from[k];
+  op += literals;
+  if (last) return true;
+  if (capacity - op < 2) return false;
+  out[op++] = static_cast<std::uint8_t>(offset);
+  out[op++] = static_cast<std::uint8_t>(offset >> 8);
+  if (match_code == 15 && !lz4_put_length(out, capacity, op, match - 4 - 15)) return false;
+  return true;
+}
+
+ZK_HD std::uint32_t lz4_encode_block(const std::uint8_t* in, std::uint32_t n, std::uint8_t* out,
+                                     std::uint32_t capacity, std::uint32_t* table) {
+  for (std::uint32_t i = 0; i < (1u << kLz4HashBits); ++i) table[i] = kLz4NoPosition;
+  std::uint32_t op = 0;
+  std::uint32_t anchor = 0;
+  if (n >= 13) {
+    const std::uint32_t last_match_start = n - 12;  // matches start at or before this
+    const std::uint32_t match_limit = n - 5;        // and end at or before this
+    std::uint32_t ip = 0;
+    std::uint32_t misses = 0;
+    while (ip <= last_match_start) {
+      const std::uint32_t sequence = lz4_read32(in + ip);
+      const std::uint32_t h = lz4_hash(sequence);
+      std::uint32_t candidate = table[h];
+      table[h] = ip;
+      if (candidate == kLz4NoPosition || candidate >= ip || ip - candidate > 65535 ||
+          lz4_read32(in + candidate) != sequence) {
+        ip += 1 + (misses++ >> 6);  // skip faster through data that does not compress
+        continue;
+      }
+      misses = 0;
+      // Extend backwards over literals that also match, then forwards.
+      while (ip > anchor && candidate > 0 && in[ip - 1] == in[candidate - 1]) {
+        --ip;
+        --candidate;
+      }
+      std::uint32_t length = 4;
+      while (ip + length < match_limit && in[candidate + length] == in[ip + length]) ++length;
+      if (!lz4_put_sequence(in + anchor, ip - anchor, ip - candidate, length, false, out, capacity, op)) return 0;
+      ip += length;
+      anchor = ip;
+      if (ip >= 2 && ip - 2 <= last_match_start) table[lz4_hash(lz4_read32(in + ip - 2))] = ip - 2;
+    }
+  }
+  if (!lz4_put_sequence(in + anchor, n - anchor, 0, 0, true, out, capacity, op)) return 0;
+  return op;
+}
+
 // ---- BloscLZ (c-blosc 1.x, format version 1) -------------------------------------------
 //
 // The first byte's low 5 bits start a literal run. A control byte below 32 is a literal run

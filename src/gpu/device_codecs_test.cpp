@@ -145,6 +145,40 @@ TEST(DeviceLz4, AgreesWithLiblz4OnCorruptBlocks) {
   EXPECT_GT(refused, 100);
 }
 
+// The encoder of the write path: liblz4 must read every block back, at a ratio close to its
+// own fast mode.
+TEST(DeviceLz4, EncodedBlocksDecodeWithLiblz4) {
+  std::vector<std::uint32_t> table(1u << kLz4HashBits);
+  std::uint64_t ours_total = 0, theirs_total = 0;
+  for (std::size_t size : {0u, 1u, 5u, 12u, 13u, 14u, 20u, 100u, 4096u, 65536u, 65537u, 300000u, 1u << 20}) {
+    for (int kind = 0; kind < 4; ++kind) {
+      const Bytes data = sample(size, kind, size * 13 + kind);
+      Bytes packed(static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(size))));
+      const std::uint32_t n = lz4_encode_block(data.data(), static_cast<std::uint32_t>(size), packed.data(),
+                                               static_cast<std::uint32_t>(packed.size()), table.data());
+      ASSERT_GT(n, 0u) << size;
+      Bytes back(size + 1);
+      const int got = LZ4_decompress_safe(reinterpret_cast<const char*>(packed.data()), reinterpret_cast<char*>(back.data()),
+                                          static_cast<int>(n), static_cast<int>(size));
+      ASSERT_EQ(got, static_cast<int>(size)) << "size " << size << " kind " << kind;
+      ASSERT_TRUE(std::equal(data.begin(), data.end(), back.begin())) << "size " << size << " kind " << kind;
+      Bytes ours(size + 1);
+      ASSERT_EQ(lz4_decode_block(packed.data(), n, ours.data(), size, 0, 1), kDecodeOk);
+      ASSERT_TRUE(std::equal(data.begin(), data.end(), ours.begin()));
+      if (size >= 4096) {
+        ours_total += n;
+        theirs_total += lz4_compress(data, false).size();
+      }
+    }
+  }
+  EXPECT_LT(static_cast<double>(ours_total), 1.25 * static_cast<double>(theirs_total));
+  // Too little room: the encoder says so instead of writing past the end.
+  const Bytes noise = sample(5000, 3, 1);
+  Bytes small(4000 + 8, 0xEE);
+  EXPECT_EQ(lz4_encode_block(noise.data(), 5000, small.data(), 4000, table.data()), 0u);
+  for (std::size_t i = 4000; i < small.size(); ++i) EXPECT_EQ(small[i], 0xEE);
+}
+
 // ---- Blosc on the host: the device pipeline's jobs, executed one by one ------------------
 
 Bytes run_blosc_jobs(const Bytes& chunk, const BloscJobs& jobs, std::int32_t& status) {
