@@ -102,8 +102,9 @@ TEST_F(Checksum32Test, MetadataForms) {
   EXPECT_EQ(*v2({{"id", "crc32"}})->to_v2_json(), (nlohmann::json{{"id", "crc32"}}));
   EXPECT_EQ(*v2({{"id", "crc32"}, {"location", "end"}})->to_v2_json(),
             (nlohmann::json{{"id", "crc32"}, {"location", "end"}}));
+  // With the empty configuration zarr-python requires of numcodecs.* codecs.
   EXPECT_EQ(v3("numcodecs.adler32")->to_json(),
-            (nlohmann::json{{"name", "numcodecs.adler32"}}));
+            (nlohmann::json{{"name", "numcodecs.adler32"}, {"configuration", nlohmann::json::object()}}));
   EXPECT_EQ(v2({{"id", "fletcher32"}})->name(), "numcodecs.fletcher32");
 }
 

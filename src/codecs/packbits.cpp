@@ -18,10 +18,7 @@ namespace {
 class PackBitsCodec final : public ArrayToArrayCodec {
  public:
   std::string_view name() const override { return "numcodecs.packbits"; }
-  // With the empty "configuration": zarr-python refuses numcodecs.* entries without one.
-  nlohmann::json to_json() const override {
-    return {{"name", name()}, {"configuration", nlohmann::json::object()}};
-  }
+  nlohmann::json to_json() const override { return codec_json(name(), nlohmann::json::object()); }
   std::optional<nlohmann::json> to_v2_json() const override { return nlohmann::json{{"id", "packbits"}}; }
 
   ChunkSpec encoded_spec(const ChunkSpec& decoded) const override {

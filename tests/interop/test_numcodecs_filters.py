@@ -170,3 +170,15 @@ def test_v2_filter_metadata_is_kept_by_cp(tmp_path, zarrkit):
     zarrkit.run("cp", tmp_path / "a", tmp_path / "copy")
     copy = zarr.open_array(str(tmp_path / "copy"), mode="r")
     assert copy.metadata.filters == source.metadata.filters
+
+
+@pytest.mark.parametrize("checksum", ["CRC32", "Adler32", "Fletcher32"])
+def test_v3_numcodecs_checksums_survive_a_zarrkit_copy(tmp_path, zarrkit, checksum):
+    """numcodecs.* codecs without parameters: zarr-python needs their empty configuration."""
+    source = zarr.create_array(store=str(tmp_path / "a"), shape=SHAPE, chunks=CHUNKS, dtype="int32",
+                               compressors=[getattr(numcodecs_v3, checksum)()], fill_value=0)
+    source[...] = sample_values("int32", SHAPE, seed=18)
+    zarrkit.run("cp", tmp_path / "a", tmp_path / "copy")
+    copy = zarr.open_array(str(tmp_path / "copy"), mode="r")
+    assert_same_array(copy[...], source[...])
+    assert chunk_bytes(tmp_path / "copy") == chunk_bytes(tmp_path / "a")
