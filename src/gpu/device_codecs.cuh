@@ -367,6 +367,30 @@ ZK_HD bool bitshuffle_applies(std::uint32_t block_size, unsigned typesize) {
   return (block_size / typesize) % 8 == 0;
 }
 
+// The forward shuffles (the write path): the inverses of the two above.
+ZK_HD void shuffle_element(const std::uint8_t* in, std::uint8_t* out, std::uint32_t elements, unsigned typesize,
+                           std::uint32_t e) {
+  for (unsigned b = 0; b < typesize; ++b) out[b * elements + e] = in[static_cast<std::uint64_t>(e) * typesize + b];
+}
+
+// Bit shuffle of byte column j of elements 8 * group .. 8 * group + 7 into the 8 bit rows.
+ZK_HD void bitshuffle_column8(const std::uint8_t* in, std::uint8_t* out, std::uint32_t elements, unsigned typesize,
+                              std::uint32_t group, unsigned j) {
+  std::uint64_t column = 0;  // byte i: byte j of element 8 * group + i
+  for (unsigned i = 0; i < 8; ++i) {
+    column |= static_cast<std::uint64_t>(in[(static_cast<std::uint64_t>(group) * 8 + i) * typesize + j]) << (8 * i);
+  }
+  std::uint64_t t;  // the same 8x8 bit transpose as above: it is its own inverse
+  t = (column ^ (column >> 7)) & 0x00AA00AA00AA00AAull;
+  column ^= t ^ (t << 7);
+  t = (column ^ (column >> 14)) & 0x0000CCCC0000CCCCull;
+  column ^= t ^ (t << 14);
+  t = (column ^ (column >> 28)) & 0x00000000F0F0F0F0ull;
+  column ^= t ^ (t << 28);
+  const std::uint32_t row_bytes = elements / 8;
+  for (unsigned b = 0; b < 8; ++b) out[(j * 8u + b) * row_bytes + group] = static_cast<std::uint8_t>(column >> (8 * b));
+}
+
 // ---- CRC-32C ----------------------------------------------------------------------------
 
 constexpr std::uint32_t kCrc32cPolyReflected = 0x82F63B78u;

@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(kCrcThreads)
 
 __global__ void __launch_bounds__(kCrcThreads)
     crc32c_combine_kernel(const CrcJob* jobs, std::uint32_t count, const std::uint32_t* partial,
-                          std::int32_t* status) {
+                          std::int32_t* status, std::uint32_t* results) {
   __shared__ std::uint32_t crcs[kCrcThreads];
   __shared__ std::uint64_t lengths[kCrcThreads];
   for (std::uint32_t j = blockIdx.x; j < count; j += gridDim.x) {
@@ -219,7 +219,13 @@ __global__ void __launch_bounds__(kCrcThreads)
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0 && crcs[0] != job.expected) record_failure(status, job.chunk, kDecodeChecksumMismatch);
+    if (threadIdx.x == 0) {
+      if (results != nullptr) {
+        results[j] = crcs[0];
+      } else if (crcs[0] != job.expected) {
+        record_failure(status, job.chunk, kDecodeChecksumMismatch);
+      }
+    }
     __syncthreads();  // crcs[] is reused by the next job
   }
 }
@@ -381,7 +387,7 @@ cudaError_t launch_unshuffle_blocks(const BlockJob* jobs, std::uint32_t count, c
 
 cudaError_t launch_crc32c(const CrcJob* jobs, std::uint32_t count, const std::uint32_t* segment_jobs,
                           std::uint32_t num_segments, const std::uint8_t* input, std::uint32_t* partial,
-                          std::int32_t* chunk_status, cudaStream_t stream) {
+                          std::int32_t* chunk_status, cudaStream_t stream, std::uint32_t* results) {
   if (count == 0) return cudaSuccess;
   if (num_segments > 0) {
     const unsigned blocks = (num_segments + kCrcThreads - 1) / kCrcThreads;
@@ -390,7 +396,7 @@ cudaError_t launch_crc32c(const CrcJob* jobs, std::uint32_t count, const std::ui
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
   crc32c_combine_kernel<<<std::min<std::uint32_t>(count, 65535u), kCrcThreads, 0, stream>>>(jobs, count, partial,
-                                                                                             chunk_status);
+                                                                                             chunk_status, results);
   return cudaGetLastError();
 }
 

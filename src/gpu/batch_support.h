@@ -1,0 +1,211 @@
+// Pieces shared by the GPU batch reader and writer: pinned staging arenas (the store's
+// allocator during a batch), stream-ordered device buffers, and the copy geometry of a
+// chunk task (the strided boxes the scatter and gather kernels move).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "gpu/cuda_check.h"
+#include "gpu/kernels.h"
+#include "zarrkit/buffer.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit::gpu {
+
+constexpr std::uint64_t kAlign = 256;
+inline std::uint64_t align_up(std::uint64_t v, std::uint64_t a = kAlign) { return (v + a - 1) / a * a; }
+
+// ---- Pinned staging -----------------------------------------------------------------------
+
+// A bump allocator over one pinned block: stores read chunk values straight into it (it is
+// the prototype's allocator), so a batch goes to the device in one copy. What does not fit
+// comes from the ordinary heap and is copied separately; the next batch gets a larger arena.
+class PinnedArena final : public Allocator {
+ public:
+  explicit PinnedArena(std::size_t capacity) : capacity_(capacity) {
+    void* p = nullptr;
+    check_cuda(cudaHostAlloc(&p, std::max<std::size_t>(capacity, 1), cudaHostAllocPortable),
+               "allocating pinned staging memory");
+    base_ = static_cast<std::byte*>(p);
+  }
+  ~PinnedArena() override { cudaFreeHost(base_); }
+  PinnedArena(const PinnedArena&) = delete;
+  PinnedArena& operator=(const PinnedArena&) = delete;
+
+  MemoryKind kind() const override { return MemoryKind::kPinnedHost; }
+  void* allocate(std::size_t bytes) override {
+    if (bytes > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max())) {
+      fail_resource("cannot stage {} bytes", bytes);
+    }
+    const std::size_t rounded = align_up(std::max<std::size_t>(bytes, 1), 64);
+    const std::size_t offset = used_.fetch_add(rounded);
+    if (offset <= capacity_ && rounded <= capacity_ - offset) return base_ + offset;
+    void* p = ::operator new(rounded, std::align_val_t{64}, std::nothrow);
+    if (p == nullptr) fail_resource("cannot allocate {} bytes of host memory for staging", bytes);
+    return p;
+  }
+  void deallocate(void* p, std::size_t) noexcept override {
+    if (!contains(p)) ::operator delete(p, std::align_val_t{64});
+  }
+
+  bool contains(const void* p) const {
+    const auto* b = static_cast<const std::byte*>(p);
+    return b >= base_ && b < base_ + capacity_;
+  }
+  std::byte* base() const { return base_; }
+  std::size_t capacity() const { return capacity_; }
+  std::size_t used() const { return std::min(used_.load(), capacity_); }
+  std::size_t requested() const { return used_.load(); }
+  void reset() { used_.store(0); }
+
+ private:
+  std::byte* base_ = nullptr;
+  std::size_t capacity_;
+  std::atomic<std::size_t> used_{0};
+};
+
+// Pinned allocations are slow (milliseconds), so arenas are kept for later requests.
+class ArenaPool {
+ public:
+  std::unique_ptr<PinnedArena> take(std::size_t min_capacity) {
+    {
+      std::lock_guard lock(mutex_);
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it) {
+        if ((*it)->capacity() >= min_capacity && (best == free_.end() || (*it)->capacity() < (*best)->capacity())) {
+          best = it;
+        }
+      }
+      if (best != free_.end()) {
+        auto arena = std::move(*best);
+        free_.erase(best);
+        arena->reset();
+        return arena;
+      }
+    }
+    return std::make_unique<PinnedArena>(min_capacity);
+  }
+  void give(std::unique_ptr<PinnedArena> arena) {
+    if (!arena) return;
+    arena->reset();
+    std::lock_guard lock(mutex_);
+    free_.push_back(std::move(arena));
+    if (free_.size() > kKeep) {
+      auto smallest = std::min_element(free_.begin(), free_.end(),
+                                       [](const auto& a, const auto& b) { return a->capacity() < b->capacity(); });
+      free_.erase(smallest);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kKeep = 8;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<PinnedArena>> free_;
+};
+
+// Never destroyed: freeing pinned memory while the CUDA runtime shuts down is not allowed.
+inline ArenaPool& arena_pool() {
+  static ArenaPool* pool = new ArenaPool;
+  return *pool;
+}
+
+// ---- Device memory ------------------------------------------------------------------------
+
+// Freed stream-ordered device memory stays in the pool for the next batch.
+void keep_freed_device_memory_pooled();
+
+// Stream-ordered device memory that grows to the largest size asked for.
+struct DeviceBuffer {
+  std::byte* ptr = nullptr;
+  std::size_t capacity = 0;
+
+  void ensure(std::size_t bytes, cudaStream_t stream, const char* what) {
+    if (bytes <= capacity && ptr != nullptr) return;
+    release(stream);
+    void* p = nullptr;
+    check_cuda(cudaMallocAsync(&p, std::max<std::size_t>(bytes, 1), stream), what);
+    ptr = static_cast<std::byte*>(p);
+    capacity = bytes;
+  }
+  void release(cudaStream_t stream) noexcept {
+    if (ptr != nullptr) cudaFreeAsync(ptr, stream);
+    ptr = nullptr;
+    capacity = 0;
+  }
+};
+
+// ---- Copy geometry ------------------------------------------------------------------------
+
+struct CopyDim {
+  std::uint64_t count;
+  std::int64_t src;
+  std::int64_t dst;
+};
+
+// Adds the copy of one chunk's selected block: axes of extent 1 are dropped and axes that
+// are contiguous in both source and destination are merged; what still has more axes than
+// a job holds is split over its outer axes.
+void add_copy_jobs(std::vector<CopyJob>& jobs, std::uint64_t src, std::uint64_t dst, std::vector<CopyDim> dims,
+                   std::uint32_t chunk, std::uint32_t itemsize);
+
+// Calls f(dims, src_offset, dst_offset) for every strided box of a task: on each axis the
+// task selects one or more runs (AxisRun: chunk positions start + k * step going to output
+// positions out_start + k * out_step), and every combination of runs is one box. Indexers
+// that describe an axis by a single (chunk_selection, output_selection) pair are handled
+// as one run per axis.
+template <typename Task, typename F>
+void for_each_box(const Task& task, const std::vector<std::int64_t>& chunk_strides,
+                  const std::vector<std::int64_t>& region_strides, F&& f) {
+  const std::size_t ndim = chunk_strides.size();
+  std::vector<CopyDim> dims(ndim);
+  if constexpr (requires { task.axes[0].runs(); }) {
+    std::vector<std::size_t> run(ndim, 0);
+    for (;;) {
+      std::int64_t src_offset = 0, dst_offset = 0;
+      for (std::size_t a = 0; a < ndim; ++a) {
+        const auto& r = task.axes[a].runs()[run[a]];
+        dims[a] = {r.count, chunk_strides[a] * static_cast<std::int64_t>(r.chunk_step),
+                   region_strides[a] * static_cast<std::int64_t>(r.out_step)};
+        src_offset += chunk_strides[a] * static_cast<std::int64_t>(r.chunk_start);
+        dst_offset += region_strides[a] * static_cast<std::int64_t>(r.out_start);
+      }
+      f(dims, src_offset, dst_offset);
+      std::size_t a = ndim;
+      while (a-- > 0) {
+        if (++run[a] < task.axes[a].runs().size()) break;
+        run[a] = 0;
+      }
+      if (a == static_cast<std::size_t>(-1)) return;
+    }
+  } else {
+    std::int64_t src_offset = 0, dst_offset = 0;
+    for (std::size_t a = 0; a < ndim; ++a) {
+      const auto& cs = task.chunk_selection[a];
+      dims[a] = {cs.count, chunk_strides[a] * static_cast<std::int64_t>(cs.step), region_strides[a]};
+      src_offset += chunk_strides[a] * static_cast<std::int64_t>(cs.start);
+      dst_offset += region_strides[a] * static_cast<std::int64_t>(task.output_selection[a].start);
+    }
+    f(dims, src_offset, dst_offset);
+  }
+}
+
+// ---- One request --------------------------------------------------------------------------
+
+template <typename T>
+std::uint64_t append_table(std::vector<std::byte>& tables, const std::vector<T>& rows) {
+  const std::uint64_t offset = align_up(tables.size(), 64);
+  tables.resize(offset + rows.size() * sizeof(T));
+  if (!rows.empty()) std::memcpy(tables.data() + offset, rows.data(), rows.size() * sizeof(T));
+  return offset;
+}
+
+}  // namespace zarrkit::gpu
