@@ -1,0 +1,206 @@
+// Array: coordinate and mask selections (point selections), and block selections.
+//
+// Points are grouped by chunk (PointPlan); each chunk task runs on the shared thread pool,
+// decodes its chunk once, and moves its points one element at a time. A write reads the
+// chunk (or starts from the fill value), applies its points in increasing order, so a
+// repeated point keeps its last value, and stores it, erasing it when only fill remains.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include <fmt/ranges.h>
+
+#include "core/checked_math.h"
+#include "engine/chunk_io.h"
+#include "engine/indexer.h"
+#include "engine/node_io.h"
+#include "engine/point_indexer.h"
+#include "zarrkit/array.h"
+#include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
+
+namespace zarrkit {
+namespace {
+
+// Block lists are expanded into element lists: refuse lists longer than this many entries
+// (8 bytes each) rather than allocate without bound.
+constexpr std::uint64_t kMaxBlockListElements = std::uint64_t{1} << 27;
+
+std::string describe_array(const Array& array) {
+  return fmt::format("array '{}' in {}", display_path(array.path()), array.store()->describe());
+}
+
+// Runs `body(task, key)` for every task of the plan on the pool, adding the array and
+// chunk key to any error.
+template <typename Body>
+void run_point_tasks(const Array& array, const PointPlan& plan, Body&& body) {
+  const ArrayMetadata& m = array.metadata();
+  auto run = [&](std::size_t index) {
+    PointTask task;
+    plan.task(index, task);
+    const std::string key = m.chunk_key(task.chunk_coords);
+    try {
+      body(task, join_key(array.path(), key));
+    } catch (const Error& e) {
+      rethrow_with_context(e, fmt::format("{}, chunk '{}'", describe_array(array), key));
+    } catch (const std::bad_alloc&) {
+      fail_resource("{}, chunk '{}': out of memory", describe_array(array), key);
+    }
+  };
+  shared_thread_pool().parallel_for(to_size(plan.num_tasks()), run);
+}
+
+void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
+  const ArrayMetadata& m = array.metadata();
+  require_fixed_size_elements(m.dtype);
+  require_host_memory(out, "reading into");
+  if (!(out.dtype == m.dtype)) {
+    fail_invalid("cannot read {} of {} into a buffer of {}", describe_array(array), m.dtype.name(), out.dtype.name());
+  }
+  if (out.shape != plan.output_shape() || out.byte_strides.size() != out.shape.size()) {
+    fail_invalid("the output has shape [{}], the selection has shape [{}]", fmt::join(out.shape, ", "),
+                 fmt::join(plan.output_shape(), ", "));
+  }
+  require_fill_of_itemsize(m, display_path(array.path()));
+  const std::size_t itemsize = m.dtype.size();
+  const bool contiguous = out.is_c_contiguous();
+  auto out_at = [&](std::uint64_t p) {
+    return out.data + (contiguous ? static_cast<std::int64_t>(p * itemsize)
+                                  : strided_offset(p, out.shape, out.byte_strides));
+  };
+  run_point_tasks(array, plan, [&](const PointTask& task, const std::string& key) {
+    const auto encoded = array.store()->get(key, BufferPrototype::host());
+    if (!encoded) {
+      const ByteView fill = m.fill_value.bytes();
+      for (const std::uint64_t p : task.points) std::memcpy(out_at(p), fill.data(), itemsize);
+      return;
+    }
+    const NDBuffer chunk = decode_chunk(m, encoded->view());
+    for (const std::uint64_t p : task.points) {
+      std::memcpy(out_at(p), chunk.data() + plan.offset_in_chunk(p) * itemsize, itemsize);
+    }
+  });
+}
+
+NDBuffer read_points(const Array& array, NormalizedPoints points) {
+  const ArrayMetadata& m = array.metadata();
+  require_fixed_size_elements(m.dtype);
+  const PointPlan plan(std::move(points), m.shape, m.chunk_shape);
+  require_allocatable(plan.output_shape(), m.dtype, "reading " + describe_array(array));
+  NDBuffer out = NDBuffer::allocate(plan.output_shape(), m.dtype.with_storage_endian(std::nullopt),
+                                    default_prototype());
+  read_points(array, plan, out.view());
+  return out;
+}
+
+void write_points(const Array& array, NormalizedPoints points, const NDView& data) {
+  const ArrayMetadata& m = array.metadata();
+  require_fixed_size_elements(m.dtype);
+  require_host_memory(data, "writing from");
+  if (!(data.dtype == m.dtype)) {
+    fail_invalid("cannot write a buffer of {} to {} of {}", data.dtype.name(), describe_array(array), m.dtype.name());
+  }
+  require_fill_of_itemsize(m, display_path(array.path()));
+  const PointPlan plan(std::move(points), m.shape, m.chunk_shape);
+  const NDView input = broadcast_to_shape(data, plan.output_shape());
+  const std::size_t itemsize = m.dtype.size();
+  // Settings are per thread (ScopedConfig): read them here, not inside the pool's workers.
+  const bool write_empty_chunks = current_config().write_empty_chunks;
+  run_point_tasks(array, plan, [&](const PointTask& task, const std::string& key) {
+    const auto existing = array.store()->get(key, BufferPrototype::host());
+    NDBuffer chunk = existing ? decode_chunk(m, existing->view())
+                              : NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, BufferPrototype::host());
+    for (const std::uint64_t p : task.points) {
+      std::memcpy(chunk.data() + plan.offset_in_chunk(p) * itemsize,
+                  input.data + strided_offset(p, input.shape, input.byte_strides), itemsize);
+    }
+    store_chunk(*array.store(), key, m, chunk, write_empty_chunks);
+  });
+}
+
+// Element indices of the blocks `axis` selects (in its order), for block selections that
+// are not one contiguous range.
+IndexArray block_elements(const AxisSelection& axis, std::uint64_t chunk, std::uint64_t extent) {
+  const std::uint64_t blocks = axis.is_list ? axis.indices.size() : axis.count;
+  auto block_at = [&](std::uint64_t k) {
+    if (axis.is_list) return axis.indices[static_cast<std::size_t>(k)];
+    return static_cast<std::uint64_t>(static_cast<__int128>(axis.start) + static_cast<__int128>(k) * axis.step);
+  };
+  // Every block but the array's last has `chunk` elements: bound the total before listing.
+  std::uint64_t total = 0;
+  if (blocks > kMaxBlockListElements) total = blocks;
+  for (std::uint64_t k = 0; k < blocks && total <= kMaxBlockListElements; ++k) {
+    const std::uint64_t begin = block_at(k) * chunk;
+    total += std::min(chunk, extent - begin);
+  }
+  if (total > kMaxBlockListElements) {
+    fail_resource("a block selection of {} blocks of {} elements would list more than {} indices; select "
+                  "contiguous blocks (step 1) instead", blocks, chunk, kMaxBlockListElements);
+  }
+  IndexArray out;
+  out.indices.reserve(static_cast<std::size_t>(total));
+  for (std::uint64_t k = 0; k < blocks; ++k) {
+    const std::uint64_t begin = block_at(k) * chunk;
+    const std::uint64_t end = begin + std::min(chunk, extent - begin);
+    if (end > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail_unsupported("block bounds past 2^63 elements");
+    }
+    for (std::uint64_t i = begin; i < end; ++i) out.indices.push_back(static_cast<std::int64_t>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+NDBuffer Array::read_coordinates(const CoordinateSelection& coordinates) const {
+  return read_points(*this, normalize_coordinates(coordinates, shape()));
+}
+
+void Array::read_coordinates_into(const CoordinateSelection& coordinates, const NDView& out) const {
+  const PointPlan plan(normalize_coordinates(coordinates, shape()), shape(), metadata_->chunk_shape);
+  read_points(*this, plan, out);
+}
+
+void Array::write_coordinates(const CoordinateSelection& coordinates, const NDView& data) {
+  write_points(*this, normalize_coordinates(coordinates, shape()), data);
+}
+
+NDBuffer Array::read_mask(const MaskSelection& mask) const {
+  return read_points(*this, normalize_mask(mask, shape()));
+}
+
+void Array::write_mask(const MaskSelection& mask, const NDView& data) {
+  write_points(*this, normalize_mask(mask, shape()), data);
+}
+
+Selection Array::block_selection(const Selection& blocks) const {
+  const ArrayMetadata& m = *metadata_;
+  try {
+    // Resolve the entries against the chunk grid with the usual rules (negative indices,
+    // ellipsis, clamped slices, lists), then map each axis to elements.
+    const NormalizedSelection grid = normalize_selection(blocks, m.chunk_grid_shape());
+    Selection elements;
+    for (std::size_t a = 0; a < m.ndim(); ++a) {
+      const AxisSelection& axis = grid.axes[a];
+      const std::uint64_t chunk = m.chunk_shape[a];
+      const std::uint64_t extent = m.shape[a];
+      if (!axis.is_list && (axis.step == 1 || axis.count <= 1)) {
+        // Contiguous blocks: one slice (an integer keeps its axis, as in zarr).
+        auto element = [&](std::uint64_t block) { return std::min(try_mul(block, chunk).value_or(extent), extent); };
+        const std::uint64_t begin = axis.count == 0 ? 0 : element(axis.start);
+        const std::uint64_t end = axis.count == 0 ? 0 : element(axis.start + axis.count);
+        if (end > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          fail_unsupported("block bounds past 2^63 elements on axis {}", a);
+        }
+        elements.push_back(Slice{static_cast<std::int64_t>(begin), static_cast<std::int64_t>(end), 1});
+      } else {
+        elements.push_back(block_elements(axis, chunk, extent));
+      }
+    }
+    return elements;
+  } catch (const Error& e) {
+    rethrow_with_context(e, fmt::format("block selection of {}", describe_array(*this)));
+  }
+}
+
+}  // namespace zarrkit

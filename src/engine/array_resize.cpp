@@ -1,0 +1,161 @@
+// Array::resize and Array::append.
+//
+// Resizing keeps the box both shapes share (`kept`, the smaller extent per axis) and makes
+// everything outside it read as the fill value: stored chunks wholly outside are erased,
+// and stored chunks that straddle the box's edge get the fill value beyond it. The second
+// part matters for growing too: an old edge chunk's padding, or a chunk a foreign writer
+// left outside the old shape, must not resurface as data. The chunks are found by listing
+// the store, so the cost follows what is stored, not the size of the grid. Only then is the
+// metadata rewritten (one atomic key), so an interrupted resize leaves the old shape with
+// its data inside `kept` intact.
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/ranges.h>
+
+#include "core/checked_math.h"
+#include "core/metadata_util.h"
+#include "engine/chunk_io.h"
+#include "engine/node_io.h"
+#include "engine/strided_copy.h"
+#include "zarrkit/array.h"
+#include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
+
+namespace zarrkit {
+namespace {
+
+// Makes everything of `m`'s chunks outside the box both shapes share read as the fill
+// value: erases the stored chunks wholly outside it and fills the part beyond it of those
+// that straddle its edge on an axis whose extent changes. (On an axis that keeps its
+// extent, an edge chunk's padding stays out of sight, so it is left alone.)
+void clear_outside(Store& store, const std::string& path, const ArrayMetadata& m, const Shape& new_shape) {
+  if (!store.capabilities().listable) {
+    fail_unsupported("resizing needs a store that can list its keys, and {} cannot", store.describe());
+  }
+  const std::size_t ndim = m.ndim();
+  Shape kept(ndim), grid(ndim);
+  std::vector<bool> changes(ndim);
+  for (std::size_t a = 0; a < ndim; ++a) {
+    kept[a] = std::min(m.shape[a], new_shape[a]);
+    changes[a] = m.shape[a] != new_shape[a];
+    // Chunk keys are looked at up to the larger grid: a chunk left beyond the old shape
+    // (by another writer) must not show through when the array grows over it.
+    grid[a] = ceil_div(std::max(m.shape[a], new_shape[a]), m.chunk_shape[a]);
+  }
+  // Chunk begins are below the larger extent, so begin + chunk cannot wrap when compared
+  // as kept - begin.
+  auto outside = [&](const std::vector<std::uint64_t>& c) {
+    for (std::size_t a = 0; a < ndim; ++a) {
+      if (c[a] * m.chunk_shape[a] >= kept[a]) return true;
+    }
+    return false;
+  };
+  auto straddles = [&](const std::vector<std::uint64_t>& c, std::size_t a) {
+    return changes[a] && kept[a] - c[a] * m.chunk_shape[a] < m.chunk_shape[a];
+  };
+  const std::size_t skip = path.empty() ? 0 : path.size() + 1;
+  std::vector<std::pair<std::string, std::vector<std::uint64_t>>> chunks;
+  for (const std::string& key : store.list(path)) {
+    if (key.size() <= skip) continue;
+    auto coords = parse_chunk_key(m, grid, std::string_view(key).substr(skip));
+    if (!coords) continue;
+    bool touched = outside(*coords);
+    for (std::size_t a = 0; a < ndim && !touched; ++a) touched = straddles(*coords, a);
+    if (touched) chunks.emplace_back(key, std::move(*coords));
+  }
+  const bool write_empty_chunks = current_config().write_empty_chunks;
+  const auto chunk_strides = NDView::c_strides(m.chunk_shape, m.dtype.size());
+  auto run = [&](std::size_t i) {
+    const auto& [key, coords] = chunks[i];
+    try {
+      if (outside(coords)) {
+        store.erase(key);
+        return;
+      }
+      const auto encoded = store.get(key, BufferPrototype::host());
+      if (!encoded) return;  // nothing stored: nothing to clear
+      NDBuffer chunk = decode_chunk(m, encoded->view());
+      const std::vector<std::byte> before(chunk.data(), chunk.data() + chunk.nbytes());
+      // For each changing axis that crosses `kept`, the slab of the chunk beyond it.
+      for (std::size_t a = 0; a < ndim; ++a) {
+        if (!straddles(coords, a)) continue;
+        const std::uint64_t first_outside = kept[a] - coords[a] * m.chunk_shape[a];
+        Shape slab = m.chunk_shape;
+        slab[a] = m.chunk_shape[a] - first_outside;
+        fill_strided(slab, chunk.data() + static_cast<std::int64_t>(first_outside) * chunk_strides[a], chunk_strides,
+                     m.fill_value.bytes());
+      }
+      if (std::memcmp(before.data(), chunk.data(), before.size()) == 0) return;  // already the fill value
+      store_chunk(store, key, m, chunk, write_empty_chunks);
+    } catch (const Error& e) {
+      rethrow_with_context(e, fmt::format("chunk '{}'", key));
+    }
+  };
+  shared_thread_pool().parallel_for(chunks.size(), run);
+}
+
+}  // namespace
+
+void Array::resize(const Shape& new_shape) {
+  const ArrayMetadata& m = *metadata_;
+  const std::string context = fmt::format("resizing array '{}' in {} from [{}] to [{}]", display_path(path_),
+                                          store_->describe(), fmt::join(m.shape, ", "), fmt::join(new_shape, ", "));
+  try {
+    if (new_shape.size() != m.ndim()) {
+      fail_invalid("the new shape has {} axes, the array has {}", new_shape.size(), m.ndim());
+    }
+    require_fill_of_itemsize(m, display_path(path_));
+    metadata_detail::check_array_sizes(new_shape, m.chunk_shape, m.dtype, MetadataLimits{});
+    if (!store_->capabilities().writable) fail_invalid("the store is read-only");
+    clear_outside(*store_, path_, m, new_shape);
+    auto updated = std::make_shared<ArrayMetadata>(m);
+    updated->shape = new_shape;
+    Array resized(store_, path_, updated);
+    resized.write_metadata();
+    metadata_ = std::move(updated);
+  } catch (const Error& e) {
+    rethrow_with_context(e, context);
+  }
+}
+
+Shape Array::append(const NDView& data, std::size_t axis) {
+  const ArrayMetadata& m = *metadata_;
+  const std::string context = fmt::format("appending [{}] to array '{}' in {} along axis {}",
+                                          fmt::join(data.shape, ", "), display_path(path_), store_->describe(), axis);
+  try {
+    if (axis >= m.ndim()) fail_invalid("axis {} is out of range for an array of {} axes", axis, m.ndim());
+    if (data.shape.size() != m.ndim()) {
+      fail_invalid("the data has {} axes, the array has {}", data.shape.size(), m.ndim());
+    }
+    for (std::size_t a = 0; a < m.ndim(); ++a) {
+      if (a != axis && data.shape[a] != m.shape[a]) {
+        fail_invalid("the data has shape [{}], which differs from the array's [{}] on axis {}",
+                     fmt::join(data.shape, ", "), fmt::join(m.shape, ", "), a);
+      }
+    }
+    Shape new_shape = m.shape;
+    new_shape[axis] = checked_add(m.shape[axis], data.shape[axis], "appended extent");
+    if (new_shape[axis] > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail_invalid("the appended extent {} does not fit a signed 64-bit index", new_shape[axis]);
+    }
+    require_fill_of_itemsize(m, display_path(path_));
+    metadata_detail::check_array_sizes(new_shape, m.chunk_shape, m.dtype, MetadataLimits{});
+    if (!store_->capabilities().writable) fail_invalid("the store is read-only");
+    // Nothing outside the old shape may show through the new region: clear it first.
+    clear_outside(*store_, path_, m, new_shape);
+    auto updated = std::make_shared<ArrayMetadata>(m);
+    updated->shape = new_shape;
+    Array grown(store_, path_, updated);
+    Selection region(m.ndim(), Slice::all());
+    region[axis] = Slice{static_cast<std::int64_t>(m.shape[axis]), static_cast<std::int64_t>(new_shape[axis]), 1};
+    grown.write(region, data);
+    grown.write_metadata();
+    metadata_ = std::move(updated);
+    return new_shape;
+  } catch (const Error& e) {
+    rethrow_with_context(e, context);
+  }
+}
+
+}  // namespace zarrkit
