@@ -2,6 +2,7 @@
 moto's S3 server and nginx serving a directory (with Range support). Each picks a free
 port, waits until it answers, and is stopped (and its files removed) at the end."""
 
+import ctypes
 import os
 import shutil
 import signal
@@ -36,6 +37,15 @@ def wait_until_answering(url, process, log, timeout=60.0):
     raise RuntimeError(f"{url}: no answer within {timeout} s:\n{Path(log).read_text()}")
 
 
+def _die_with_parent():
+    """Runs in the child before exec: the server gets SIGTERM if the test process dies, even
+    in a crash that skips fixture teardown (Linux prctl PR_SET_PDEATHSIG)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    except OSError:
+        pass
+
+
 def stop(process):
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
@@ -58,7 +68,8 @@ class MotoServer:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir)
+                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir,
+                preexec_fn=_die_with_parent)
         try:
             wait_until_answering(self.url + "/moto-api/", self.process, self.log)
         except Exception:
@@ -115,7 +126,8 @@ class Nginx:
         self.log = workdir / "error.log"
         self.log.touch()
         self.process = subprocess.Popen([binary, "-e", str(self.log), "-p", str(workdir), "-c", str(config)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                        preexec_fn=_die_with_parent)
         try:
             wait_until_answering(self.url + "/", self.process, self.log)
         except Exception:
