@@ -25,13 +25,6 @@
 namespace zarrkit {
 namespace {
 
-void require_host(const NDView& view, const char* what) {
-  if (!is_host_accessible(view.kind)) {
-    fail_unsupported("{} {} memory is not supported yet: the engine copies on the CPU", what,
-                     memory_kind_name(view.kind));
-  }
-}
-
 void require_fixed_size(const DataType& dtype) {
   if (dtype.is_variable_length() || dtype.size() == 0) {
     fail_unsupported("arrays of the variable-length type {} have no fixed-size elements: use read_var and "
@@ -235,11 +228,11 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
 void Array::write(const Selection& selection, const NDView& data) {
   const ArrayMetadata& m = *metadata_;
   require_fixed_size(m.dtype);
-  require_host(data, "writing from");
   if (!(data.dtype == m.dtype)) {
     fail_invalid("cannot write a buffer of {} to array '{}' of {}", data.dtype.name(), display_path(path_),
                  m.dtype.name());
   }
+  if (!is_host_accessible(data.kind)) return write_from_device(*this, selection, data);  // the GPU path
   const ChunkPlan plan(m.shape, m.chunk_shape, selection);
   const NDView input = broadcast_to_region(data, plan.selection());
   const std::size_t itemsize = m.dtype.size();

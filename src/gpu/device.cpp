@@ -9,6 +9,7 @@
 #include "engine/device_read_hook.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_read.h"
+#include "gpu/device_write.h"
 #include "zarrkit/error.h"
 #include "zarrkit/gpu.h"
 
@@ -119,6 +120,7 @@ void install_gpu_support() {
     register_allocator(MemoryKind::kPinnedHost, &pinned_host_allocator());
     register_allocator(MemoryKind::kDevice, &device_allocator());
     set_device_read_hook(&gpu::read_into_device);
+    set_device_write_hook(&gpu::write_from_device);
   });
 }
 

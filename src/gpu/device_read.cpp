@@ -38,6 +38,7 @@ std::atomic<std::uint64_t> g_arena_hint{16u << 20};
 }
 
 void set_batch_budget(std::uint64_t bytes) { g_batch_budget.store(std::max<std::uint64_t>(bytes, 1)); }
+std::uint64_t batch_budget() { return g_batch_budget.load(); }
 void set_pipeline_depth(std::size_t batches) { g_pipeline_depth.store(std::clamp<std::size_t>(batches, 1, 8)); }
 
 namespace {

@@ -27,6 +27,9 @@ struct ReadStats {
   // refuses valid data is a bug; the read still returns the right values).
   std::atomic<std::uint64_t> gpu_rejections_recovered{0};
   std::atomic<std::uint64_t> batches{0};
+  // Writes from device memory: chunks encoded on the GPU, and requests that went to the CPU.
+  std::atomic<std::uint64_t> chunks_encoded_on_gpu{0};
+  std::atomic<std::uint64_t> device_writes_on_cpu{0};
   // Where a read's time goes: the host phase (store reads, CPU codecs, headers, tables)
   // and the waits for the GPU after it (time the host phase did not hide).
   std::atomic<std::uint64_t> host_phase_ns{0};
@@ -38,6 +41,7 @@ ReadStats& read_stats();
 // be in flight at once (default 4: the host prepares one while the GPU works on the others;
 // a batch of blosc chunks rarely has enough streams to fill a GPU by itself).
 void set_batch_budget(std::uint64_t bytes);
+std::uint64_t batch_budget();
 void set_pipeline_depth(std::size_t batches);
 
 }  // namespace zarrkit::gpu

@@ -12,12 +12,15 @@ out=${OUT:-/tmp/zarrkit-gpu-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$carry/lib
 export ZARRKIT_CORPUS_DIR=$carry/corpus
-sanitized='GpuRead.MatrixMatchesCpu:GpuRead.V2*:GpuRead.Corrupt*:GpuRead.ManyBatches*:GpuMemory.*'
+sanitized='GpuRead.MatrixMatchesCpu:GpuRead.V2*:GpuRead.Corrupt*:GpuRead.ManyBatches*:GpuMemory.*:GpuWrite.*'
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 echo "== gpu_tests"
-"$carry/bin/gpu_tests" > "$out/gpu_tests.log" 2>&1
+ZARRKIT_GPU_EXPORT_DIR=/tmp/gpu_written "$carry/bin/gpu_tests" > "$out/gpu_tests.log" 2>&1
 echo "gpu_tests rc $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |corpus arrays" "$out/gpu_tests.log"
+# Arrays written from device memory, for zarr-python on a machine that has it
+# (tools/gpu_bench/check_gpu_written.py).
+tar -C /tmp -czf "$out/gpu_written.tar.gz" gpu_written
 echo "== compute-sanitizer memcheck"
 ZARRKIT_GPU_TEST_QUICK=1 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \
   "$carry/bin/gpu_tests" --gtest_filter="$sanitized" > "$out/memcheck.log" 2>&1

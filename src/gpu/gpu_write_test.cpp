@@ -1,0 +1,231 @@
+// Writes from device memory compared with writes from host memory: every chunk the GPU
+// writes must read back (CPU and GPU) as the data, the same chunks must exist (empty ones
+// erased), and chains or selections the device cannot encode go through the CPU path.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "engine/selection_testing.h"
+#include "gpu/device_read.h"
+#include "gpu/write_plan.h"
+#include "zarrkit/array.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
+#include "zarrkit/gpu.h"
+#include "zarrkit/stores/local_store.h"
+#include "zarrkit/stores/memory_store.h"
+
+namespace zarrkit {
+namespace {
+
+using json = nlohmann::json;
+
+#define REQUIRE_GPU()                                                                      \
+  do {                                                                                     \
+    if (!gpu_available()) GTEST_SKIP() << "no CUDA device: " << gpu_unavailable_reason(); \
+    install_gpu_support();                                                                 \
+  } while (0)
+
+json blosc(const std::string& cname, const std::string& shuffle, std::size_t typesize, int clevel = 5) {
+  return {{"name", "blosc"},
+          {"configuration",
+           {{"cname", cname}, {"clevel", clevel}, {"shuffle", shuffle}, {"typesize", typesize}, {"blocksize", 0}}}};
+}
+
+struct Chain {
+  std::string name;
+  json codecs;
+  bool on_gpu;
+};
+
+std::vector<Chain> write_chains(std::size_t itemsize, std::size_t ndim) {
+  json reversed = json::array();
+  for (std::size_t i = ndim; i-- > 0;) reversed.push_back(i);
+  const json little = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+  const json big = {{"name", "bytes"}, {"configuration", {{"endian", "big"}}}};
+  const json transpose = {{"name", "transpose"}, {"configuration", {{"order", reversed}}}};
+  const json lz4 = {{"name", "numcodecs.lz4"}};
+  const json crc = {{"name", "crc32c"}};
+  const json crc_first = {{"name", "numcodecs.crc32c"}, {"configuration", {{"location", "start"}}}};
+  return {
+      {"bytes", json::array({little}), true},
+      {"bytes-big-crc-first", json::array({big, crc_first}), true},
+      {"transpose", json::array({transpose, little}), true},
+      {"blosc-lz4-shuffle", json::array({little, blosc("lz4", "shuffle", itemsize)}), true},
+      {"blosc-lz4-bitshuffle", json::array({little, blosc("lz4", "bitshuffle", itemsize)}), true},
+      {"blosc-lz4hc-noshuffle-crc", json::array({little, blosc("lz4hc", "noshuffle", itemsize), crc}), true},
+      {"blosc-clevel0", json::array({little, blosc("lz4", "shuffle", itemsize, 0)}), true},
+      {"lz4", json::array({little, lz4}), true},
+      {"transpose-big-blosc-crc", json::array({transpose, big, blosc("lz4", "bitshuffle", itemsize), crc}), true},
+      {"zstd (CPU)", json::array({little, {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}}}),
+       false},
+      {"blosc-zstd (CPU)", json::array({little, blosc("zstd", "shuffle", itemsize)}), false},
+  };
+}
+
+std::vector<std::byte> make_values(std::uint64_t bytes, std::size_t itemsize, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> out(bytes);
+  for (std::uint64_t i = 0; i < bytes; ++i) {
+    const std::uint64_t element = i / itemsize;
+    const std::uint64_t byte = i % itemsize;
+    out[i] = static_cast<std::byte>(byte == 0 ? ((element / 5) + rng() % 3) : (element / 11) >> byte);
+  }
+  return out;
+}
+
+NDView host_view(std::vector<std::byte>& data, const Shape& shape, const DataType& dtype) {
+  return {data.data(), shape, NDView::c_strides(shape, dtype.size()), dtype, MemoryKind::kHost};
+}
+
+Array make_array(const std::shared_ptr<Store>& store, const Shape& shape, const Shape& chunks, const DataType& dtype,
+                 const json& codecs, const json& fill) {
+  ArraySpec spec;
+  spec.shape = shape;
+  spec.chunks = chunks;
+  spec.dtype = dtype;
+  spec.codecs = codecs;
+  spec.fill_value = fill;
+  return Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
+}
+
+void expect_same_array(const Array& a, const Array& b, const std::string& what) {
+  const NDBuffer x = a.read();
+  const NDBuffer y = b.read();
+  ASSERT_EQ(x.nbytes(), y.nbytes()) << what;
+  ASSERT_EQ(std::memcmp(x.data(), y.data(), x.nbytes()), 0) << what << ": CPU reads differ";
+  NDBuffer g;
+  {
+    ScopedGpu device;
+    g = a.read();
+  }
+  const Buffer back = to_host(g.buffer());
+  ASSERT_EQ(std::memcmp(back.data(), y.data(), y.nbytes()), 0) << what << ": GPU read differs";
+}
+
+TEST(GpuWrite, MatrixMatchesCpuWrites) {
+  REQUIRE_GPU();
+  const std::uint64_t encoded_before = gpu::read_stats().chunks_encoded_on_gpu.load();
+  // ZARRKIT_GPU_TEST_QUICK (for the sanitizer runs) keeps a quarter of the matrix.
+  const bool quick = std::getenv("ZARRKIT_GPU_TEST_QUICK") != nullptr;
+  std::vector<DataType> dtypes = {DataType::uint_(8), DataType::int_(16), DataType::float_(32), DataType::float_(64),
+                                  DataType::complex_(64)};
+  std::vector<std::pair<Shape, Shape>> geometries = {{{37, 53}, {16, 8}}, {{9, 10, 11}, {4, 5, 3}}, {{3000}, {512}}};
+  if (quick) {
+    dtypes = {DataType::uint_(8), DataType::float_(32)};
+    geometries.resize(2);
+  }
+  std::mt19937_64 rng(99);
+  int arrays = 0;
+  for (const DataType& dtype : dtypes) {
+    for (const auto& [shape, chunks] : geometries) {
+      for (const Chain& chain : write_chains(dtype.size(), shape.size())) {
+        const std::string what = fmt::format("{} {} {}", dtype.name(), chain.name, json(shape).dump());
+        SCOPED_TRACE(what);
+        const json fill = dtype.kind() == DataTypeKind::kComplex ? json::array({0, 0}) : json(0);
+        auto gpu_store = MemoryStore::create();
+        auto cpu_store = MemoryStore::create();
+        Array on_gpu = make_array(gpu_store, shape, chunks, dtype, chain.codecs, fill);
+        Array on_cpu = make_array(cpu_store, shape, chunks, dtype, chain.codecs, fill);
+        EXPECT_EQ(gpu::plan_write(on_gpu.metadata()).on_gpu, chain.on_gpu);
+        auto values = make_values(checked_nbytes(shape, dtype), dtype.size(), rng());
+        // A block of fill values: its chunks must be erased, as the CPU path does.
+        std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 3), std::byte{0});
+        const Buffer device = to_device({values.data(), values.size()});
+        on_gpu.write({}, NDView{const_cast<std::byte*>(device.data()), shape, NDView::c_strides(shape, dtype.size()),
+                                dtype, MemoryKind::kDevice});
+        on_cpu.write({}, host_view(values, shape, dtype));
+        EXPECT_EQ(gpu_store->list(), cpu_store->list()) << what << ": different chunks stored";
+        expect_same_array(on_gpu, on_cpu, what + " full write");
+        // A partial write goes through the CPU path (old chunks are needed).
+        const Selection sel = testing::random_selection(rng, shape);
+        const Shape sel_shape = on_cpu.selection_shape(sel);
+        auto part = make_values(checked_nbytes(sel_shape, dtype), dtype.size(), rng());
+        if (!part.empty()) {
+          const Buffer device_part = to_device({part.data(), part.size()});
+          on_gpu.write(sel, NDView{const_cast<std::byte*>(device_part.data()), sel_shape,
+                                   NDView::c_strides(sel_shape, dtype.size()), dtype, MemoryKind::kDevice});
+          on_cpu.write(sel, host_view(part, sel_shape, dtype));
+          expect_same_array(on_gpu, on_cpu, what + " [" + testing::describe_selection(sel) + "]");
+        }
+        ++arrays;
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+  EXPECT_EQ(arrays, quick ? 44 : 165);
+  EXPECT_GT(gpu::read_stats().chunks_encoded_on_gpu.load(), encoded_before);
+}
+
+// NaN fill values: chunks of NaNs are empty, as zarr-python and the CPU path decide.
+TEST(GpuWrite, NanFillChunksAreErased) {
+  REQUIRE_GPU();
+  auto store = MemoryStore::create();
+  Array array = make_array(store, {64}, {16}, DataType::float_(32),
+                           json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                        blosc("lz4", "shuffle", 4)}),
+                           json("NaN"));
+  std::vector<float> values(64, std::nanf(""));
+  for (int i = 32; i < 48; ++i) values[i] = static_cast<float>(i);
+  const Buffer device = to_device({reinterpret_cast<const std::byte*>(values.data()), 256});
+  array.write({}, NDView{const_cast<std::byte*>(device.data()), {64}, {4}, DataType::float_(32), MemoryKind::kDevice});
+  EXPECT_EQ(store->list(), (std::vector<std::string>{"a/c/2", "a/zarr.json", "zarr.json"}));
+}
+
+// For zarr-python to read (tools/gpu_bench/check_gpu_written.py): arrays written from device
+// memory into ZARRKIT_GPU_EXPORT_DIR, values 0.5 * index (float32) and index % 251 (uint8).
+TEST(GpuWrite, ExportForZarrPython) {
+  REQUIRE_GPU();
+  const char* dir = std::getenv("ZARRKIT_GPU_EXPORT_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "ZARRKIT_GPU_EXPORT_DIR is not set";
+  std::filesystem::remove_all(dir);
+  auto store = LocalStore::open(dir);
+  const json little = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+  const json big = {{"name", "bytes"}, {"configuration", {{"endian", "big"}}}};
+  struct Case {
+    std::string name;
+    json codecs;
+  };
+  const std::vector<Case> v3 = {
+      {"v3_blosc_lz4_shuffle", json::array({little, blosc("lz4", "shuffle", 4)})},
+      {"v3_blosc_lz4_bitshuffle_crc32c", json::array({big, blosc("lz4", "bitshuffle", 4), {{"name", "crc32c"}}})},
+      {"v3_numcodecs_lz4", json::array({little, {{"name", "numcodecs.lz4"}}})},
+      {"v3_crc32c", json::array({little, {{"name", "crc32c"}}})},
+  };
+  const Shape shape = {200, 300};
+  std::vector<float> values(200 * 300);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * static_cast<float>(i);
+  const Buffer device = to_device({reinterpret_cast<const std::byte*>(values.data()), values.size() * 4});
+  const NDView view{const_cast<std::byte*>(device.data()), shape, NDView::c_strides(shape, 4), DataType::float_(32),
+                    MemoryKind::kDevice};
+  const std::uint64_t before = gpu::read_stats().chunks_encoded_on_gpu.load();
+  for (const Case& c : v3) {
+    ArraySpec spec;
+    spec.shape = shape;
+    spec.chunks = {64, 64};
+    spec.dtype = DataType::float_(32);
+    spec.codecs = c.codecs;
+    Array::create(store, c.name, make_array_metadata(spec, CodecRegistry::builtin())).write({}, view);
+  }
+  // v2: blosc and lz4 compressors, a big-endian dtype.
+  for (const auto& [name, compressor] : std::vector<std::pair<std::string, json>>{
+           {"v2_blosc", json{{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}, {"blocksize", 0}}},
+           {"v2_lz4_big_endian", json{{"id", "lz4"}, {"acceleration", 1}}}}) {
+    ArraySpec spec;
+    spec.zarr_format = 2;
+    spec.shape = shape;
+    spec.chunks = {64, 64};
+    spec.dtype = name == "v2_lz4_big_endian" ? DataType::float_(32).with_storage_endian(Endian::kBig) : DataType::float_(32);
+    spec.v2_compressor = compressor;
+    Array array = Array::create(store, name, make_array_metadata(spec, CodecRegistry::builtin()));
+    array.write({}, NDView{view.data, shape, view.byte_strides, array.dtype(), MemoryKind::kDevice});
+  }
+  EXPECT_GT(gpu::read_stats().chunks_encoded_on_gpu.load(), before);
+}
+
+}  // namespace
+}  // namespace zarrkit
