@@ -252,3 +252,9 @@ def write(results_dir: Path, out: Path) -> None:
         link = os.path.relpath(results_dir, out.parent)
         parts.append("\n".join(section(results_dir, link, json.loads(f.read_text()))))
     out.write_text("\n\n".join(parts) + "\n")
+
+
+if __name__ == "__main__":
+    # Rewrites bench/RESULTS.md from bench/results/*.json (after copying in a device run's file).
+    bench = Path(__file__).resolve().parent.parent
+    write(bench / "results", bench / "RESULTS.md")
