@@ -5,9 +5,11 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
 #include "zarrkit/stores/open_store.h"
+#include "zarrkit/stores/s3_store.h"
 
 namespace zarrkit::python {
 namespace {
@@ -15,6 +17,8 @@ namespace {
 std::string store_kind(const Store& store) {
   if (dynamic_cast<const LocalStore*>(&store) != nullptr) return "local";
   if (dynamic_cast<const MemoryStore*>(&store) != nullptr) return "memory";
+  if (dynamic_cast<const S3Store*>(&store) != nullptr) return "s3";
+  if (dynamic_cast<const HttpStore*>(&store) != nullptr) return "http";
   return "other";
 }
 
@@ -23,7 +27,7 @@ std::string store_kind(const Store& store) {
 void bind_stores(nb::module_& m) {
   nb::class_<StoreHandle>(m, "Store", "A key-value store of the engine.")
       .def_prop_ro("kind", [](const StoreHandle& s) { return store_kind(*s.store); },
-                   "'local', 'memory' or 'other'.")
+                   "'local', 'memory', 's3', 'http' or 'other'.")
       .def_prop_ro("root",
                    [](const StoreHandle& s) -> std::optional<std::string> {
                      if (auto* local = dynamic_cast<const LocalStore*>(s.store.get())) {

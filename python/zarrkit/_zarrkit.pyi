@@ -23,7 +23,7 @@ class Store:
 
     @property
     def kind(self) -> str:
-        """'local', 'memory' or 'other'."""
+        """'local', 'memory', 's3', 'http' or 'other'."""
 
     @property
     def root(self) -> str | None:

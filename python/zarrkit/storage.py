@@ -2,7 +2,8 @@
 
 Anywhere zarrkit takes a ``store`` you may pass a path (``"data.zarr"``, a
 ``pathlib.Path``, ``"file:///abs/data.zarr"``), ``"memory://"`` for a new in-memory
-store, or one of these objects.
+store, an S3 or HTTP(S) location (``"s3://bucket/data.zarr"``,
+``"https://host/data.zarr"``), or one of these objects.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from zarrkit import _zarrkit
 from zarrkit.errors import ReadOnlyError
 
-__all__ = ["LocalStore", "MemoryStore", "Store", "StoreLike"]
+__all__ = ["LocalStore", "MemoryStore", "RemoteStore", "Store", "StoreLike"]
 
 
 class Store:
@@ -167,6 +168,53 @@ def _memory_store(contents: dict[str, bytes], read_only: bool) -> MemoryStore:
     return MemoryStore(contents, read_only=read_only)
 
 
+class RemoteStore(Store):
+    """An S3 bucket (``"s3://bucket/prefix"``, read and write) or an HTTP(S) directory
+    (``"https://host/data.zarr"``, read-only).
+
+    S3 credentials, region, endpoint (``AWS_ENDPOINT_URL_S3``) and addressing come from
+    the environment and the AWS files, as boto3 reads them; retries, timeouts and request
+    concurrency from zarrkit's ``ZARRKIT_HTTP_*`` variables (see docs/remote-stores.md).
+    Opening sends no request. Pickles as its URL, so a worker process (a Dask worker, say)
+    opens the same bucket or site with the settings of its own environment.
+    """
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        scheme = _scheme(url)
+        if scheme not in ("s3", "http", "https"):
+            raise ValueError(f"RemoteStore takes an s3://, http:// or https:// URL, got {url!r}")
+        if scheme != "s3" and not read_only:
+            read_only = True  # HTTP stores are read-only: say so, rather than fail later
+        handle, inner = _zarrkit.open_location(url, for_writing=not read_only)
+        if inner:  # pragma: no cover - remote locations have no node path part
+            raise ValueError(f"unexpected node path {inner!r} in {url!r}")
+        self._handle = handle
+        self._read_only = read_only
+
+    @property
+    def url(self) -> str:
+        """The store's root URL, as error messages name it."""
+        return self.describe()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_remote_store, (self.url, self.read_only))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RemoteStore) and self.url == other.url
+
+    def __hash__(self) -> int:
+        return hash(self.url)
+
+
+def _remote_store(url: str, read_only: bool) -> RemoteStore:
+    return RemoteStore(url, read_only=read_only)
+
+
+def _scheme(location: str) -> str:
+    head, sep, _ = location.partition("://")
+    return head.lower() if sep and head[:1].isalpha() and head.isalnum() else ""
+
+
 StoreLike = Store | str | os.PathLike  # what `store=` accepts
 
 
@@ -189,9 +237,14 @@ def resolve(store: Any, path: str | None, *, mode: str) -> tuple[Store, str]:
     if isinstance(store, (str, os.PathLike)):
         location = os.fspath(store)
         writing = mode != "r"
+        if writing and mode == "a" and _scheme(location) in ("http", "https"):
+            # HTTP is read-only: mode "a" (the default) opens what is there, read-only.
+            writing = False
         handle, inner = _zarrkit.open_location(location, for_writing=writing)
-        cls: type[Store] = LocalStore if handle.kind == "local" else MemoryStore if handle.kind == "memory" else Store
-        wrapped = cls._wrap(handle, not writing)
+        classes: dict[str, type[Store]] = {
+            "local": LocalStore, "memory": MemoryStore, "s3": RemoteStore, "http": RemoteStore
+        }
+        wrapped = classes.get(handle.kind, Store)._wrap(handle, not writing)
         return wrapped, _join(inner, node_path)
     raise TypeError(
         f"store must be a path, 'memory://', or a zarrkit.storage store, got {type(store).__name__}"

@@ -1,0 +1,93 @@
+"""The zarrkit Python package on remote stores: arrays in moto's S3 bucket and on nginx,
+opened by URL, read-only where they must be, pickled by location, and read and written
+chunk-parallel by a dask.distributed cluster of worker processes."""
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from remote_helpers import s3fs_store, zarrkit_env
+
+zarrkit = pytest.importorskip("zarrkit")
+
+
+@pytest.fixture
+def s3_env(moto, tmp_path, monkeypatch):
+    """This process (and the worker processes it starts) talks to moto, as the CLI tests do."""
+    for name in list(os.environ):
+        if name.startswith(("AWS_", "ZARRKIT_")):
+            monkeypatch.delenv(name)
+    for name, value in zarrkit_env(moto.url, tmp_path).items():
+        if name.startswith(("AWS_", "ZARRKIT_")):
+            monkeypatch.setenv(name, value)
+
+
+def test_s3_create_write_read(s3_env, moto, bucket):
+    data = np.arange(50 * 70, dtype="f8").reshape(50, 70)
+    url = f"s3://{bucket}/group/a.zarr"
+    a = zarrkit.create_array(url, shape=data.shape, chunks=(16, 20), shards=(32, 40), dtype="f8")
+    assert isinstance(a.store, zarrkit.storage.RemoteStore) and a.store.url == f"s3://{bucket}/group/a.zarr"
+    a[...] = data
+    a.attrs["units"] = "m"
+    b = zarrkit.open(url, mode="r")
+    np.testing.assert_array_equal(b[3:40, ::3], data[3:40, ::3])
+    assert b.read_only and b.attrs["units"] == "m"
+    with pytest.raises(zarrkit.errors.ReadOnlyError):
+        b[0, 0] = 1
+    # zarr-python (over s3fs) reads what zarrkit wrote.
+    import zarr
+
+    np.testing.assert_array_equal(zarr.open_array(s3fs_store(moto.url, url), mode="r")[...], data)
+
+
+def test_s3_read_mode_opens_the_store_read_only(s3_env, bucket):
+    zarrkit.create_array(f"s3://{bucket}/x.zarr", data=np.ones((4, 4), "i2"), chunks=(2, 2))
+    store = zarrkit.open(f"s3://{bucket}/x.zarr", mode="r").store
+    assert store.read_only
+    with pytest.raises(zarrkit.errors.ReadOnlyError):
+        store.set("zarr.json", b"{}")
+    with pytest.raises(FileNotFoundError):
+        zarrkit.open(f"s3://{bucket}/missing.zarr", mode="r")
+
+
+def test_http_is_read_only(nginx, tmp_path):
+    data = np.random.default_rng(3).random((30, 20)).astype("f4")
+    zarrkit.create_array(nginx.root / "h.zarr", data=data, chunks=(8, 8), zarr_format=2)
+    url = f"{nginx.url}/h.zarr"
+    for mode in (None, "r", "a"):
+        a = zarrkit.open(url, mode=mode)
+        assert a.read_only and a.store.read_only
+        np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(zarrkit.errors.ReadOnlyError):
+        a[0, 0] = 1
+    for mode in ("r+", "w"):
+        with pytest.raises(zarrkit.errors.UnsupportedError, match="read-only"):
+            zarrkit.open(url, mode=mode)
+    # Pickled by URL: the copy reads from the server again, not from a copy of the data.
+    copy = pickle.loads(pickle.dumps(a))
+    assert copy.store == a.store and len(pickle.dumps(a)) < 1000
+    np.testing.assert_array_equal(copy[5:9], data[5:9])
+
+
+def test_dask_distributed_on_s3(s3_env, bucket):
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    shape, chunks = (96, 80), (24, 20)
+    data = np.random.default_rng(7).integers(-1000, 1000, shape).astype("i4")
+    src = zarrkit.create_array(f"s3://{bucket}/src.zarr", data=data, chunks=chunks)
+    dst = zarrkit.create_array(f"s3://{bucket}/dst.zarr", shape=shape, chunks=chunks, dtype="i4")
+    assert len(pickle.dumps(src)) < 1000  # by location, not by data
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None, silence_logs=50
+    ) as cluster, distributed.Client(cluster) as client:
+        x = da.from_array(src, chunks=src.chunks)
+        # Each task reads or writes one chunk in the bucket from a worker process.
+        client.compute(da.store(x * 3 - 7, dst, lock=False, compute=False)).result()
+        back = client.compute(da.from_array(dst, chunks=dst.chunks)).result()
+        total = client.compute(x.astype("i8").sum()).result()
+        assert len(set(client.run(os.getpid).values())) == 2
+    np.testing.assert_array_equal(back, data * 3 - 7)
+    np.testing.assert_array_equal(zarrkit.open_array(f"s3://{bucket}/dst.zarr", mode="r")[...], data * 3 - 7)
+    assert total == data.astype("i8").sum()
