@@ -632,7 +632,21 @@ class Array:
                 out.append(int(item))
             else:
                 raise IndexError(f"block selections take integers, slices and ..., got {item!r}")
+        self._check_block_bounds(out)
         return tuple(out)
+
+    def _check_block_bounds(self, items: list[Any]) -> None:
+        # Out-of-range chunk indices are IndexError, as NumPy and zarr-python say.
+        if items.count(Ellipsis) > 1 or len(items) - items.count(Ellipsis) > self.ndim:
+            return  # the engine explains what is wrong
+        grid = self.cdata_shape
+        axes = list(range(len(items)))
+        if Ellipsis in items:
+            at = items.index(Ellipsis)
+            axes = axes[:at] + [-1] + [self.ndim - (len(items) - i) for i in range(at + 1, len(items))]
+        for item, axis in zip(items, axes, strict=True):
+            if isinstance(item, int) and not -grid[axis] <= item < grid[axis]:
+                raise IndexError(f"block index {item} is out of bounds for axis {axis} with {grid[axis]} chunks")
 
     def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> np.ndarray:
         """Whole chunks by chunk index (zarr's ``blocks``): ``a.blocks[1, 2:4]``; an

@@ -105,5 +105,9 @@ def test_fancy_errors(arrays):
         a.get_mask_selection(np.ones((2, 2), dtype=bool))
     with pytest.raises(IndexError, match="block selections"):
         a.blocks[[0, 1]]
+    with pytest.raises(IndexError, match="block index 99 is out of bounds for axis 0"):
+        a.blocks[99]
+    with pytest.raises(IndexError, match="out of bounds for axis 1"):
+        a.blocks[..., -99] = 0
     with pytest.raises(ValueError):
         a.append(np.ones(3))
