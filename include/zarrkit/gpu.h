@@ -10,8 +10,9 @@
 // into pinned host memory), copies them to the device and decodes them there in batches,
 // one kernel launch per kind of work over all chunks: LZ4 and blosc (lz4, blosclz, byte and
 // bit shuffle) decompression, crc32c checks, byte order and transpose, and the scatter into
-// the output selection. Codecs without a GPU decoder (zstd, gzip, sharding, ...) decode on
-// the CPU into pinned memory and go on to the device from there, so every array reads.
+// the output selection. Sharded arrays are read shard by shard and their inner chunks decoded
+// in the same batches. Codecs without a GPU decoder (zstd, gzip, ...) decode on the CPU into
+// pinned memory and go on to the device from there, so every array reads.
 //
 // Without a usable CUDA device, asking for device memory (enable_gpu, ScopedGpu, a device
 // allocation) throws UnsupportedError naming the reason; everything else keeps working.

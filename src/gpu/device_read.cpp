@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 
 #include <fmt/ranges.h>
 
@@ -20,6 +22,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/kernels.h"
+#include "gpu/sharded_plan.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"
 
@@ -45,7 +48,10 @@ namespace {
 
 struct HostChunk {
   ChunkTask task;
-  std::string key;
+  std::string key;  // the chunk's key; for an inner chunk, its shard's
+  std::uint32_t shard = 0;      // sharded arrays: the batch's shard this inner chunk is in
+  std::uint64_t ordinal = 0;    // and its place in that shard's index
+  bool fetched = false;         // sharded arrays: `original` holds the inner chunk's bytes
   bool present = false;
   bool on_gpu = false;
   Buffer original;  // the stored value
@@ -72,10 +78,12 @@ class DeviceReader {
   DeviceReader(const Array& array, const Selection& selection, const NDView& out)
       : array_(array),
         m_(array.metadata()),
-        plan_(m_.shape, m_.chunk_shape, selection),
+        sharded_(plan_sharded_read(m_)),
+        grid_(sharded_ ? sharded_->inner : m_),
+        plan_(m_.shape, grid_.chunk_shape, selection),
         region_(expand_to_region(out, plan_.selection())),
-        chain_(plan_chain(m_)),
-        spec_(m_.chunk_spec()),
+        chain_(plan_chain(grid_)),
+        spec_(grid_.chunk_spec()),
         itemsize_(static_cast<std::uint32_t>(m_.dtype.size())) {
     const ByteView fill = m_.fill_value.bytes();
     if (fill.size() != itemsize_) {
@@ -127,6 +135,165 @@ class DeviceReader {
   std::string context(const std::string& key) const {
     return fmt::format("array '{}' in {}, chunk '{}'", display_path(array_.path()), array_.store()->describe(), key);
   }
+  std::string context(const HostChunk& c) const {
+    if (!sharded_) return context(c.key);
+    return fmt::format("array '{}' in {}, shard '{}', inner chunk {} of its index", display_path(array_.path()),
+                       array_.store()->describe(), c.key, c.ordinal);
+  }
+
+  // The CPU decode of one (inner) chunk, C order.
+  NDBuffer decode_on_cpu(ByteView bytes, const BufferPrototype& prototype) const {
+    return grid_.codecs->decode(bytes, spec_, prototype);
+  }
+
+  // Copies `bytes` into the batch's arena unless they are already there; `owner` keeps
+  // them alive until the batch is done.
+  static void stage(HostChunk& c, PinnedArena& arena, Buffer owner, ByteView bytes) {
+    if (!bytes.empty() && arena.contains(bytes.data())) {
+      c.staged = std::move(owner);
+      c.upload = bytes.data();
+    } else {
+      Buffer copy = Buffer::allocate(bytes.size(), arena);
+      if (!bytes.empty()) std::memcpy(copy.data(), bytes.data(), bytes.size());
+      c.upload = copy.data();
+      c.staged = std::move(copy);
+    }
+    c.upload_size = bytes.size();
+  }
+
+  // One stored (inner) chunk: CPU-only codecs, then the GPU's job tables (or the whole
+  // decode on the CPU when a header asks for it), staged in the arena.
+  void process(HostChunk& c, PinnedArena& arena, Buffer encoded) const {
+    const BufferPrototype host = BufferPrototype::host();
+    c.present = true;
+    c.original = encoded;
+    if (chain_.cpu_whole_chain) {
+      const NDBuffer decoded = decode_on_cpu(encoded.view(), host);
+      if (decoded.nbytes() != chain_.chunk_bytes || decoded.shape() != grid_.chunk_shape) {
+        fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
+                       decoded.nbytes(), fmt::join(decoded.shape(), ", "), chain_.chunk_bytes,
+                       fmt::join(grid_.chunk_shape, ", "));
+      }
+      stage(c, arena, decoded.buffer(), decoded.buffer().view());
+      read_stats().chunks_decoded_on_cpu.fetch_add(1);
+      return;
+    }
+    Buffer owned = c.original;
+    ByteView current = owned.view();
+    for (const CpuStage& s : chain_.cpu_stages) {
+      Buffer decoded = s.codec->decode(current, s.output, chain_.ab_spec);
+      if (s.output.exact ? decoded.size() != s.output.bytes : decoded.size() > s.output.bytes) {
+        fail_data_loss("codec '{}' decoded {} bytes, expected {} {}", s.codec->name(), decoded.size(),
+                       s.output.exact ? "exactly" : "at most", s.output.bytes);
+      }
+      owned = std::move(decoded);
+      current = owned.view();
+    }
+    if (auto jobs = plan_chunk_jobs(chain_, current)) {
+      c.jobs = std::move(*jobs);
+      c.on_gpu = true;
+      stage(c, arena, owned, current);
+      read_stats().chunks_decoded_on_gpu.fetch_add(1);
+    } else {
+      Buffer decoded = decode_gpu_stages_on_cpu(chain_, current);
+      c.jobs = ChunkJobs{};
+      stage(c, arena, decoded, decoded.view());
+      read_stats().chunks_decoded_on_cpu.fetch_add(1);
+    }
+  }
+
+  // Sharded arrays: the batch's inner chunks grouped by shard; each shard fetched once
+  // (whole, or its index and the wanted inner chunks as ranges), then every inner chunk
+  // processed like a chunk.
+  void prepare_sharded(Slot& slot, std::uint64_t first, std::uint64_t count, const BufferPrototype& staging) {
+    const ShardedRead& sh = *sharded_;
+    struct ShardFetch {
+      std::string key;
+      std::vector<std::uint32_t> chunks;
+    };
+    std::vector<ShardFetch> shards;
+    std::map<std::vector<std::uint64_t>, std::uint32_t> shard_of;
+    shared_thread_pool().parallel_for(to_size(count), [&](std::size_t i) { plan_.task(first + i, slot.chunks[i].task); });
+    for (std::uint32_t i = 0; i < count; ++i) {
+      HostChunk& c = slot.chunks[i];
+      InnerChunkPlace place = place_inner_chunk(sh, c.task.chunk_coords);
+      auto [it, added] = shard_of.try_emplace(std::move(place.shard_coords), static_cast<std::uint32_t>(shards.size()));
+      if (added) shards.push_back({m_.chunk_key(it->first), {}});
+      shards[it->second].chunks.push_back(i);
+      c.shard = it->second;
+      c.ordinal = place.ordinal;
+      c.key = shards[it->second].key;
+    }
+    Store& store = *array_.store();
+    const ShardingCodec& codec = *sh.codec;
+    const ShardLayout& layout = sh.layout;
+    shared_thread_pool().parallel_for(shards.size(), [&](std::size_t s) {
+      const ShardFetch& shard = shards[s];
+      const std::string key = join_key(array_.path(), shard.key);
+      try {
+        const bool whole = static_cast<double>(shard.chunks.size()) >=
+                           kWholeShardShare * static_cast<double>(layout.num_inner_chunks);
+        if (whole) {
+          const auto value = store.get(key, staging);
+          if (!value) return;  // no shard: every inner chunk is the fill value
+          if (value->size() < layout.index_size) {
+            fail_data_loss("the shard has {} bytes, its index alone takes {}", value->size(), layout.index_size);
+          }
+          const ByteView all = value->view();
+          const ByteView index = codec.index_location() == ShardIndexLocation::kEnd
+                                     ? all.subspan(all.size() - to_size(layout.index_size))
+                                     : all.subspan(0, to_size(layout.index_size));
+          const std::vector<ShardIndexEntry> entries = codec.decode_index(index, layout, value->size());
+          for (const std::uint32_t i : shard.chunks) {
+            HostChunk& c = slot.chunks[i];
+            const ShardIndexEntry& e = entries[to_size(c.ordinal)];
+            if (e.is_empty()) continue;
+            c.original = value->slice(to_size(e.offset), to_size(e.nbytes));  // checked by decode_index
+            c.fetched = true;
+          }
+          return;
+        }
+        const auto index = store.get(key, BufferPrototype::host(), codec.index_byte_range(layout));
+        if (!index) return;
+        if (index->size() != layout.index_size) {
+          fail_data_loss("the shard's index has {} bytes, {} expected", index->size(), layout.index_size);
+        }
+        const std::vector<ShardIndexEntry> entries = codec.decode_index(index->view(), layout, std::nullopt);
+        for (const std::uint32_t i : shard.chunks) {
+          HostChunk& c = slot.chunks[i];
+          const ShardIndexEntry& e = entries[to_size(c.ordinal)];
+          if (e.is_empty()) continue;
+          auto bytes = store.get(key, staging, ByteRange::range(e.offset, e.offset + e.nbytes));
+          if (!bytes) continue;  // deleted since the index was read: the fill value
+          if (bytes->size() != e.nbytes) {
+            fail_data_loss("bytes [{}, {}) of the shard hold inner chunk {}, but the shard ends at byte {}", e.offset,
+                           e.offset + e.nbytes, c.ordinal, e.offset + bytes->size());
+          }
+          c.original = std::move(*bytes);
+          c.fetched = true;
+        }
+      } catch (const Error& e) {
+        rethrow_with_context(e, fmt::format("array '{}' in {}, shard '{}'", display_path(array_.path()),
+                                            array_.store()->describe(), shard.key));
+      } catch (const std::bad_alloc&) {
+        fail_resource("array '{}', shard '{}': out of memory", display_path(array_.path()), shard.key);
+      }
+    });
+    shared_thread_pool().parallel_for(to_size(count), [&](std::size_t i) {
+      HostChunk& c = slot.chunks[i];
+      if (!c.fetched) {
+        read_stats().chunks_missing.fetch_add(1);
+        return;
+      }
+      try {
+        process(c, *slot.arena, c.original);
+      } catch (const Error& e) {
+        rethrow_with_context(e, context(c));
+      } catch (const std::bad_alloc&) {
+        fail_resource("{}: out of memory", context(c));
+      }
+    });
+  }
 
   // Host phase: read the batch's chunks (in parallel) and parse their headers.
   void prepare(Slot& slot, std::uint64_t first, std::uint64_t count) {
@@ -144,72 +311,27 @@ class DeviceReader {
     PinnedArena& arena = *slot.arena;
     const BufferPrototype staging(arena);
     Store& store = *array_.store();
-    const BufferPrototype host = BufferPrototype::host();
-
-    auto stage = [&](HostChunk& c, Buffer owner, ByteView bytes) {
-      if (!bytes.empty() && arena.contains(bytes.data())) {
-        c.staged = std::move(owner);
-        c.upload = bytes.data();
-      } else {
-        Buffer copy = Buffer::allocate(bytes.size(), arena);
-        if (!bytes.empty()) std::memcpy(copy.data(), bytes.data(), bytes.size());
-        c.upload = copy.data();
-        c.staged = std::move(copy);
-      }
-      c.upload_size = bytes.size();
-    };
-
-    shared_thread_pool().parallel_for(to_size(count), [&](std::size_t i) {
-      HostChunk& c = slot.chunks[i];
-      plan_.task(first + i, c.task);
-      c.key = m_.chunk_key(c.task.chunk_coords);
-      try {
-        auto encoded = store.get(join_key(array_.path(), c.key), staging);
-        if (!encoded) {
-          read_stats().chunks_missing.fetch_add(1);
-          return;
-        }
-        c.present = true;
-        c.original = *encoded;
-        if (chain_.cpu_whole_chain) {
-          const NDBuffer decoded = m_.codecs->decode(encoded->view(), spec_, host);
-          if (decoded.nbytes() != chain_.chunk_bytes || decoded.shape() != m_.chunk_shape) {
-            fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
-                           decoded.nbytes(), fmt::join(decoded.shape(), ", "), chain_.chunk_bytes,
-                           fmt::join(m_.chunk_shape, ", "));
+    if (sharded_) {
+      prepare_sharded(slot, first, count, staging);
+    } else {
+      shared_thread_pool().parallel_for(to_size(count), [&](std::size_t i) {
+        HostChunk& c = slot.chunks[i];
+        plan_.task(first + i, c.task);
+        c.key = m_.chunk_key(c.task.chunk_coords);
+        try {
+          auto encoded = store.get(join_key(array_.path(), c.key), staging);
+          if (!encoded) {
+            read_stats().chunks_missing.fetch_add(1);
+            return;
           }
-          stage(c, decoded.buffer(), decoded.buffer().view());
-          read_stats().chunks_decoded_on_cpu.fetch_add(1);
-          return;
+          process(c, arena, std::move(*encoded));
+        } catch (const Error& e) {
+          rethrow_with_context(e, context(c.key));
+        } catch (const std::bad_alloc&) {
+          fail_resource("{}: out of memory", context(c.key));
         }
-        Buffer owned = c.original;
-        ByteView current = owned.view();
-        for (const CpuStage& s : chain_.cpu_stages) {
-          Buffer decoded = s.codec->decode(current, s.output, chain_.ab_spec);
-          if (s.output.exact ? decoded.size() != s.output.bytes : decoded.size() > s.output.bytes) {
-            fail_data_loss("codec '{}' decoded {} bytes, expected {} {}", s.codec->name(), decoded.size(),
-                           s.output.exact ? "exactly" : "at most", s.output.bytes);
-          }
-          owned = std::move(decoded);
-          current = owned.view();
-        }
-        if (auto jobs = plan_chunk_jobs(chain_, current)) {
-          c.jobs = std::move(*jobs);
-          c.on_gpu = true;
-          stage(c, owned, current);
-          read_stats().chunks_decoded_on_gpu.fetch_add(1);
-        } else {
-          Buffer decoded = decode_gpu_stages_on_cpu(chain_, current);
-          c.jobs = ChunkJobs{};
-          stage(c, decoded, decoded.view());
-          read_stats().chunks_decoded_on_cpu.fetch_add(1);
-        }
-      } catch (const Error& e) {
-        rethrow_with_context(e, context(c.key));
-      } catch (const std::bad_alloc&) {
-        fail_resource("{}: out of memory", context(c.key));
-      }
-    });
+      });
+    }
     next_arena_size_ = std::max<std::uint64_t>(next_arena_size_, arena.requested() + arena.requested() / 4);
     std::uint64_t hint = g_arena_hint.load();
     while (next_arena_size_ > hint && !g_arena_hint.compare_exchange_weak(hint, next_arena_size_)) {
@@ -373,12 +495,12 @@ class DeviceReader {
   void recover(Slot& slot, const HostChunk& c, std::int32_t code) {
     NDBuffer decoded;
     try {
-      decoded = m_.codecs->decode(c.original.view(), spec_, BufferPrototype::host());
+      decoded = decode_on_cpu(c.original.view(), BufferPrototype::host());
       if (decoded.nbytes() != chain_.chunk_bytes) {
         fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", decoded.nbytes(), chain_.chunk_bytes);
       }
     } catch (const Error& e) {
-      rethrow_with_context(e, context(c.key));
+      rethrow_with_context(e, context(c));
     }
     (void)code;
     read_stats().gpu_rejections_recovered.fetch_add(1);
@@ -411,6 +533,8 @@ class DeviceReader {
 
   const Array& array_;
   const ArrayMetadata& m_;
+  const std::optional<ShardedRead> sharded_;
+  const ArrayMetadata& grid_;  // the chunk grid and chain the GPU decodes: m_, or its inner chunks
   const ChunkPlan plan_;
   const NDView region_;
   const ChainPlan chain_;
