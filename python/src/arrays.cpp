@@ -104,6 +104,7 @@ nb::object storage_info_dict(const StorageInfo& info) {
 void bind_arrays(nb::module_& m) {
   nb::class_<Array> array_class(m, "Array", "An array in a store (the engine side of zarrkit.Array).");
   bind_array_selections(array_class);
+  bind_device_arrays(array_class);
   array_class
       .def_prop_ro("path", &Array::path)
       .def_prop_ro("store", [](const Array& a) { return StoreHandle{a.store()}; })
@@ -144,23 +145,6 @@ void bind_arrays(nb::module_& m) {
            },
            nb::arg("key"), nb::arg("out"),
            "Reads the selection `key` into `out` (a writable array of the selection's shape).")
-      .def("read_into_device",
-           [](const Array& a, nb::handle key, std::uintptr_t pointer, const Shape& shape,
-              const std::vector<std::int64_t>& byte_strides) {
-             const Selection selection = to_selection(key);
-             NDView target;
-             target.data = reinterpret_cast<std::byte*>(pointer);
-             target.shape = shape;
-             target.byte_strides = byte_strides;
-             target.dtype = a.dtype();
-             target.kind = MemoryKind::kDevice;
-             nb::gil_scoped_release release;
-             SettingsScope settings;
-             a.read_into(selection, target);
-           },
-           nb::arg("key"), nb::arg("pointer"), nb::arg("shape"), nb::arg("byte_strides"),
-           "Reads the selection into device memory at `pointer` (a CuPy array's "
-           "__cuda_array_interface__: its shape and byte strides).")
       .def("write",
            [](Array& a, nb::handle key, nb::handle value, std::optional<bool> write_empty_chunks) {
              const Selection selection = to_selection(key);

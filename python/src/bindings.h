@@ -37,6 +37,8 @@ void bind_groups(nb::module_& m);
 void bind_codecs(nb::module_& m);
 // Adds coordinate, mask and block selections, resize and append to the Array class.
 void bind_array_selections(nb::class_<Array>& cls);
+// Reads into and writes from device memory (python/src/device_arrays.cpp).
+void bind_device_arrays(nb::class_<Array>& cls);
 
 // ---- Settings ------------------------------------------------------------------------------
 // The settings Python asked for (zarrkit.config). Every call into the engine runs under a

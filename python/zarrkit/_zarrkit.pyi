@@ -92,6 +92,16 @@ class Array:
 
     def append(self, value: object, axis: int) -> list[int]: ...
 
+    def read_into_device(self, key: object, pointer: int, shape: Sequence[int], byte_strides: Sequence[int]) -> None:
+        """
+        Reads the selection into device memory at `pointer` (a device array's __cuda_array_interface__: its shape and byte strides).
+        """
+
+    def write_from_device(self, key: object, pointer: int, shape: Sequence[int], byte_strides: Sequence[int], stream: int, write_empty_chunks: bool | None = None) -> None:
+        """
+        Writes the device array at `pointer` (the selection's shape, any byte strides) to the selection, after waiting for `stream` (0: none).
+        """
+
     @property
     def path(self) -> str: ...
 
@@ -135,11 +145,6 @@ class Array:
     def read_into(self, key: object, out: object) -> None:
         """
         Reads the selection `key` into `out` (a writable array of the selection's shape).
-        """
-
-    def read_into_device(self, key: object, pointer: int, shape: Sequence[int], byte_strides: Sequence[int]) -> None:
-        """
-        Reads the selection into device memory at `pointer` (a CuPy array's __cuda_array_interface__: its shape and byte strides).
         """
 
     def write(self, key: object, value: object, write_empty_chunks: bool | None = None) -> None:

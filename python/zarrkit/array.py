@@ -10,13 +10,25 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit import _codecs, _zarrkit
+from zarrkit import _codecs, _device, _zarrkit
 from zarrkit._dtype import numpy_dtype
 from zarrkit.attributes import Attributes
 from zarrkit.errors import ReadOnlyError
 from zarrkit.storage import Store
 
 __all__ = ["Array", "ArrayInfo", "BlockIndex", "OIndex", "VIndex"]
+
+
+def _host_value(value: Any) -> Any:
+    # Selections that the engine writes from host memory take device arrays by copying them.
+    return _device.to_host(value) if _device.is_device_array(value) else value
+
+
+def _as_configured(result: np.ndarray) -> Any:
+    # Selections that the engine reads into host memory: moved to the GPU in device mode.
+    if _zarrkit.get_settings()["memory"] == "device":
+        return _device.as_cupy_copy(result)
+    return result
 
 
 def _format_bytes(n: int) -> str:
@@ -427,12 +439,14 @@ class Array:
             raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
         return indices
 
-    def _read(self, key: tuple[Any, ...], moved: int | None, out: np.ndarray | None) -> Any:
+    def _read(self, key: tuple[Any, ...], moved: int | None, out: np.ndarray | None, host: bool = False) -> Any:
         shape = tuple(self._impl.selection_shape(key))
         if self._dtype.kind in "OT":
             return self._read_var(key, moved, out)
-        if out is None and _zarrkit.get_settings()["memory"] == "device":
+        if out is None and not host and _zarrkit.get_settings()["memory"] == "device":
             return self._read_to_device(key, moved, shape)
+        if out is not None and _device.is_device_array(out):
+            return self._read_into_device_out(key, moved, shape, out)
         if moved is not None:
             # Read in the engine's (orthogonal) order, then move the list's axis first.
             result = np.empty(shape, dtype=self._dtype)
@@ -468,17 +482,50 @@ class Array:
 
     def _read_to_device(self, key: tuple[Any, ...], moved: int | None, shape: tuple[int, ...]) -> Any:
         # zarrkit.config.enable_gpu(): the engine decodes into a CuPy array's memory.
-        import cupy
-
-        result = cupy.empty(shape, dtype=self._dtype)
+        result = _device.new_device_array(shape, self._dtype)
         pointer = result.__cuda_array_interface__["data"][0]
         self._impl.read_into_device(key, pointer, list(shape), list(result.strides))
         if moved is not None:
+            result = _device.as_cupy(result)
+            import cupy
+
             result = cupy.moveaxis(result, moved, 0)
         return result
 
+    def _read_into_device_out(self, key: tuple[Any, ...], moved: int | None, shape: tuple[int, ...], out: Any) -> Any:
+        # out= a device array (any strides): the engine decodes into its memory.
+        out_shape = None
+        if hasattr(out, "__cuda_array_interface__"):
+            pointer, out_shape, strides, dtype, _ = _device.interface(out)
+        numpy_shape = shape if moved is None else (shape[moved], *shape[:moved], *shape[moved + 1 :])
+        if out_shape is None or moved is not None:
+            # DLPack-only outputs and list-moved axes: read, then copy into out.
+            result = self._read_to_device(key, moved, shape)
+            target = _device.as_cupy(out)
+            if target.shape != numpy_shape or target.dtype != self._dtype:
+                raise ValueError(
+                    f"out has shape {target.shape} and dtype {target.dtype}; the selection needs {numpy_shape} and {self._dtype}"
+                )
+            target[...] = result
+            return out
+        if out_shape != shape or dtype != self._dtype:
+            raise ValueError(f"out has shape {out_shape} and dtype {dtype}; the selection needs {shape} and {self._dtype}")
+        self._impl.read_into_device(key, pointer, list(shape), strides)
+        return out
+
     def _write(self, key: tuple[Any, ...], moved: int | None, value: Any) -> None:
         self._check_writable()
+        if _device.is_device_array(value):
+            if self._dtype.kind in "OT":
+                value = _device.to_host(value)
+            else:
+                # Device memory (CuPy, __cuda_array_interface__, DLPack): the engine encodes
+                # on the GPU where it can, else copies to the host once.
+                shape = tuple(self._impl.selection_shape(key))
+                keep, (pointer, vshape, strides, stream) = _device.device_write_source(value, self._dtype, shape, moved)
+                self._impl.write_from_device(key, pointer, list(vshape), strides, stream, self._write_empty_chunks)
+                del keep
+                return
         data = np.asarray(value, dtype=self._dtype)
         if self._dtype.kind in "OT":
             if moved is not None:
@@ -595,13 +642,13 @@ class Array:
         if result.shape != shape or result.dtype != self._dtype:
             raise ValueError(f"out has shape {result.shape} and dtype {result.dtype}; the selection needs {shape} and {self._dtype}")
         self._impl.read_coordinates_into(coordinates, result)
-        return result
+        return result if out is not None else _as_configured(result)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         """Writes ``value`` at the coordinates; a repeated coordinate keeps the last value."""
         self._check_writable()
         coordinates = self._coordinates(selection)
-        data = np.asarray(value, dtype=self._dtype)
+        data = np.asarray(_host_value(value), dtype=self._dtype)
         self._impl.write_coordinates(coordinates, data, self._write_empty_chunks)
 
     def _mask(self, mask: Any) -> np.ndarray:
@@ -614,12 +661,12 @@ class Array:
         """NumPy's ``a[mask]``: the elements where ``mask`` (of the array's shape) is true,
         in C order."""
         raw = self._impl.read_mask(self._mask(mask))
-        return raw.view(self._dtype)
+        return _as_configured(raw.view(self._dtype))
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
         """NumPy's ``a[mask] = value``."""
         self._check_writable()
-        data = np.asarray(value, dtype=self._dtype)
+        data = np.asarray(_host_value(value), dtype=self._dtype)
         self._impl.write_mask(self._mask(mask), data, self._write_empty_chunks)
 
     def _block_key(self, selection: Any) -> tuple[Any, ...]:
@@ -657,12 +704,12 @@ class Array:
         if result.shape != shape or result.dtype != self._dtype:
             raise ValueError(f"out has shape {result.shape} and dtype {result.dtype}; the selection needs {shape} and {self._dtype}")
         self._impl.read_blocks_into(key, result)
-        return result
+        return result if out is not None else _as_configured(result)
 
     def set_block_selection(self, selection: Any, value: Any) -> None:
         """Writes ``value`` to whole chunks selected by chunk index."""
         self._check_writable()
-        data = np.asarray(value, dtype=self._dtype)
+        data = np.asarray(_host_value(value), dtype=self._dtype)
         self._impl.write_blocks(self._block_key(selection), data, self._write_empty_chunks)
 
     @property
@@ -689,7 +736,7 @@ class Array:
         """Grows ``axis`` by ``data``'s length along it and writes ``data`` there; returns
         the new shape (as zarr-python's ``append``)."""
         self._check_writable()
-        array = np.asarray(data, dtype=self._dtype)
+        array = np.asarray(_host_value(data), dtype=self._dtype)
         if array.ndim != self.ndim:
             raise ValueError(f"data has {array.ndim} dimensions, the array {self.ndim}")
         if not -self.ndim <= axis < self.ndim:
@@ -706,7 +753,9 @@ class Array:
         """The whole array as a new NumPy array."""
         if copy is False:
             raise ValueError("reading a zarrkit array always makes a new NumPy array (copy=False is impossible)")
-        result = np.asarray(self.get_basic_selection(Ellipsis))
+        # NumPy asks for host memory, whatever zarrkit.config.memory says.
+        key, moved = self._key(Ellipsis, lists="none")
+        result = np.asarray(self._read(key, moved, None, host=True))
         return result if dtype is None else result.astype(dtype, copy=False)
 
     def __iter__(self) -> Any:
