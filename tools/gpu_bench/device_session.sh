@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# One session on the GPU machine, everything the GPU path needs checked and measured, in
+# one command (device time is scarce): the C++ GPU tests, the Python GPU tests,
+# compute-sanitizer memcheck and racecheck, and benchmarks S7 (kernel-only decode against
+# nvCOMP) and S6 / S10 (reads into device memory against zarr-python + kvikio and
+# tensorstore + copy). Each stage has its own time limit; results and logs go to $OUT
+# (at most 8 files come back): session.log, gpu_tests.log, pytest.log, sanitizers.log,
+# s7.json, bench.jsonl.
+#   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+carry=$(cd "${1:-build/gpu-carry}" && pwd)
+quick=${2:-}
+out=${OUT:-/tmp/zarrkit-gpu-out}
+mkdir -p "$out"
+work=/tmp/zk
+rm -rf "$work" && mkdir -p "$work"
+start=$SECONDS
+stage() { echo "== $1 (t=$((SECONDS - start)) s)"; }
+
+stage "unpack"
+tar -C "$work" -xzf "$carry/bundle.tar.gz"
+python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.open(sys.argv[1]).read())" \
+  "$carry/libnvcomp.so.6.xz" "$work/lib/libnvcomp.so.6"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$work/site" "$carry"/wheels/*.whl
+# The carried libraries only where the machine lacks them (its own come first: Python and
+# its packages keep the versions they were built against).
+export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$work/lib
+export ZARRKIT_NVCOMP_LIBRARY=$work/lib/libnvcomp.so.6
+export ZARRKIT_CORPUS_DIR=$work/corpus
+export PYTHONPATH=$work/py:$work/site
+export PYTHONUNBUFFERED=1
+# kvikio: no nvidia-fs driver here (POSIX compatibility mode); as many IO threads as cores.
+export KVIKIO_COMPAT_MODE=ON KVIKIO_NTHREADS=$(nproc)
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+python3 -c "import zarrkit, cupy; print('zarrkit GPU:', zarrkit.config.gpu_available(), 'cupy', cupy.__version__)"
+
+stage "gpu_tests"
+timeout 60 "$work/bin/gpu_tests" > "$out/gpu_tests.log" 2>&1
+echo "gpu_tests rc $?"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |corpus arrays|^\[  FAILED" "$out/gpu_tests.log" | head -20
+
+stage "python GPU tests"
+timeout 45 python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu.py tests/python/test_config.py \
+  > "$out/pytest.log" 2>&1
+echo "pytest rc $?"; tail -3 "$out/pytest.log"
+
+stage "S7 kernel-only decode vs nvCOMP"
+timeout 50 "$work/bin/zarrkit_s7_bench" --total-mib 1024 --reps 6 --json "$out/s7.json"
+echo "s7 rc $?"
+
+stage "S6 / S10 reads into device memory"
+size=full; [[ $quick == --quick ]] && size=small
+timeout 130 python3 bench/gpu/s6_s10.py --dir /tmp/zk_bench --size $size --reps 6 --json "$out/bench.jsonl" \
+  2>&1 | tail -60
+echo "s6/s10 rc ${PIPESTATUS[0]}"
+
+stage "compute-sanitizer"
+# The kernels are unchanged since the full sanitizer runs of docs/gpu.md; these cover the
+# new host-side planning (sharded reads) and the paths around it.
+filter='GpuShardRead.*:GpuRead.ManyBatches*:GpuRead.V2*:GpuRead.Corrupt*:GpuMemory.*'
+{
+  ZARRKIT_GPU_TEST_QUICK=1 timeout 45 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$work/bin/gpu_tests" --gtest_filter="$filter"
+  echo "memcheck rc $?"
+  ZARRKIT_GPU_TEST_QUICK=1 timeout 35 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$work/bin/gpu_tests" --gtest_filter="$filter"
+  echo "racecheck rc $?"
+} > "$out/sanitizers.log" 2>&1
+grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/sanitizers.log"
+stage "done"
