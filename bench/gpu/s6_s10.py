@@ -215,6 +215,10 @@ S6_CODECS = {
 }
 
 
+def wanted(args: argparse.Namespace, case: str) -> bool:
+    return not args.cases or any(part and part in case for part in args.cases.split(","))
+
+
 def write(path: Path, data: np.ndarray, chunks: tuple[int, ...], compressors: Any, shards: Any = None) -> int:
     if path.exists():
         shutil.rmtree(path)
@@ -235,6 +239,8 @@ def s6(args: argparse.Namespace, rec: Recorder) -> None:
           f"{THREADS} host threads", flush=True)
     data_by_family: dict[str, np.ndarray] = {}
     for fam, name, codecs, shards, cold in cases:
+        if not wanted(args, f"{fam} {name}"):
+            continue
         if fam not in data_by_family:
             data_by_family = {fam: family(fam, shape, seed=1)}
         data = data_by_family[fam]
@@ -288,6 +294,8 @@ def s10(args: argparse.Namespace, rec: Recorder) -> None:
     cases = [("none", None, None), ("zstd 1", [{"name": "zstd", "configuration": {"level": 1}}], None),
              ("sharded none", None, shard), ("sharded zstd 1", [{"name": "zstd", "configuration": {"level": 1}}], shard)]
     for name, codecs, shards in cases:
+        if not wanted(args, name):
+            continue
         path = Path(args.dir) / f"s10_{name.replace(' ', '_')}.zarr"
         stored = write(path, data, chunk, codecs, shards)
         extra = {"ratio": data.nbytes / stored, "bytes_stored": stored, "batch": batch}
@@ -363,6 +371,7 @@ def main() -> int:
     p.add_argument("--size", choices=["small", "full"], default="full")
     p.add_argument("--reps", type=int, default=8)
     p.add_argument("--only", default="s6,s10")
+    p.add_argument("--cases", default="", help="comma-separated substrings: run only the S6/S10 cases that contain one")
     args = p.parse_args()
     Path(args.dir).mkdir(parents=True, exist_ok=True)
     rec = Recorder(args.json)
