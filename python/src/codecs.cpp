@@ -38,6 +38,21 @@ ChunkSpec make_spec(const ChainHandle& h, const Shape& shape, nb::handle fill) {
   return spec;
 }
 
+// True when `buffer` lies (partly) in `input`'s memory. Chains that leave the bytes as they
+// are (bytes in storage order and nothing after it) hand back their input instead of a
+// copy; here the input is a Python buffer released when the call returns, so such a
+// result must be copied before it outlives it.
+bool shares_memory(const Buffer& buffer, ByteView input) {
+  if (buffer.empty() || input.empty()) return false;
+  const auto begin = reinterpret_cast<std::uintptr_t>(buffer.data());
+  const auto input_begin = reinterpret_cast<std::uintptr_t>(input.data());
+  return begin < input_begin + input.size() && input_begin < begin + buffer.size();
+}
+
+Buffer owned(Buffer buffer, ByteView input) {
+  return shares_memory(buffer, input) ? Buffer::copy_of(buffer.view()) : std::move(buffer);
+}
+
 nb::list decode_batch(const ChainHandle& h, nb::list chunks, const Shape& shape, nb::handle fill) {
   const ChunkSpec spec = make_spec(h, shape, fill);
   const std::size_t n = nb::len(chunks);
@@ -57,7 +72,7 @@ nb::list decode_batch(const ChainHandle& h, nb::list chunks, const Shape& shape,
         fail_data_loss("the codec chain decoded a chunk of {} dimensions, expected {}", decoded.ndim(),
                        spec.shape.size());
       }
-      outputs[i] = std::move(decoded.buffer());
+      outputs[i] = owned(std::move(decoded.buffer()), inputs[i]->bytes());
     });
   }
   nb::list result;
@@ -86,7 +101,7 @@ nb::list encode_batch(const ChainHandle& h, nb::list chunks, const Shape& shape,
       if (!inputs[i]) return;
       // The input is C-contiguous (the Python side ensures it): wrap it, no copy.
       const NDBuffer chunk(Buffer::wrap(nullptr, inputs[i]->data(), inputs[i]->size()), spec.shape, h.dtype);
-      outputs[i] = h.chain->encode(chunk, spec);
+      outputs[i] = owned(h.chain->encode(chunk, spec), inputs[i]->bytes());
     });
   }
   nb::list result;

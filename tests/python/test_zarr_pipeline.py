@@ -140,3 +140,21 @@ def test_pipeline_is_found_by_its_path():
 
     with zarr.config.set({"codec_pipeline.path": OURS}):
         assert get_pipeline_class() is zarr_pipeline.ZarrkitCodecPipeline
+
+
+@pytest.mark.parametrize("shards", [None, (16, 16, 16)])
+def test_uncompressed_chunks_outlive_their_input(shards):
+    # Without compressors the bytes codec returns the chunk's own memory; the encoded
+    # chunk must not point into the temporary array zarr-python hands over (it once did,
+    # and the stored chunks were garbage once that memory was reused).
+    data = np.arange(16**3, dtype="uint16").reshape(16, 16, 16)
+    with zarr.config.set({"codec_pipeline.path": OURS}):
+        a = zarr.create_array(
+            zarr.storage.MemoryStore(), shape=data.shape, chunks=(1, 16, 16), shards=shards,
+            dtype=data.dtype, fill_value=0, compressors=None,
+        )
+        a[:] = np.asfortranarray(data)
+        garbage = [np.full(4096, 0xABCD, dtype="uint16") for _ in range(64)]  # reuse freed memory
+        for x in range(16):
+            np.testing.assert_array_equal(a[x], data[x])
+    del garbage
