@@ -4,12 +4,14 @@
 
 #include <cctype>
 #include <filesystem>
+#include <optional>
 
 #include "zarrkit/error.h"
 #include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
 #include "zarrkit/stores/s3_store.h"
+#include "zarrkit/stores/zip_store.h"
 
 namespace zarrkit {
 namespace {
@@ -73,6 +75,36 @@ bool is_zarr_node(const fs::path& directory) {
   return false;
 }
 
+bool has_zip_suffix(const fs::path& path) {
+  std::string name = path.filename().string();
+  if (name.size() <= 4) return false;
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name.ends_with(".zip");
+}
+
+// "x.zip" is a zip store; so is "x.zip/group/array" when x.zip is a file (the rest is the
+// node path inside it). Nullopt when `path` names no zip archive.
+std::optional<StoreLocation> open_zip_path(std::string_view location, const fs::path& path, bool for_writing) {
+  ZipStoreOptions options;
+  options.read_only = !for_writing;
+  std::error_code ec;
+  if (has_zip_suffix(path) && !fs::is_directory(path, ec)) return StoreLocation{ZipStore::open(path, options), ""};
+  std::string node;
+  for (fs::path archive = path; archive.has_parent_path() && archive != archive.root_path();
+       archive = archive.parent_path()) {
+    if (has_zip_suffix(archive) && fs::is_regular_file(archive, ec)) {
+      try {
+        validate_key(node);
+      } catch (const InvalidArgumentError& e) {
+        fail_invalid("cannot open the store \"{}\": the node path is not usable: {}", location, e.what());
+      }
+      return StoreLocation{ZipStore::open(archive, options), node};
+    }
+    node = join_key(archive.filename().string(), node);
+  }
+  return std::nullopt;
+}
+
 StoreLocation open_path(std::string_view location, const std::string& raw_path, bool for_writing) {
   if (raw_path.empty()) fail_invalid("cannot open the store \"{}\": the path is empty", location);
   if (raw_path.find('\0') != std::string::npos) {
@@ -82,6 +114,7 @@ StoreLocation open_path(std::string_view location, const std::string& raw_path, 
   fs::path path = fs::absolute(raw_path, ec).lexically_normal();
   if (ec) fail_io("cannot open the store \"{}\": {}", location, ec.message());
   if (!path.has_filename() && path.has_parent_path() && path != path.root_path()) path = path.parent_path();
+  if (auto zip = open_zip_path(location, path, for_writing)) return std::move(*zip);
 
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {

@@ -8,6 +8,7 @@
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
 #include "zarrkit/stores/s3_store.h"
+#include "zarrkit/stores/zip_store.h"
 
 namespace zarrkit {
 namespace {
@@ -130,6 +131,31 @@ TEST(OpenLocation, NotADirectoryOrUnsupported) {
   Hierarchy h;
   EXPECT_THROW(open_location((h.dir / "data.zarr/zarr.json").string()), InvalidArgumentError);
   EXPECT_THROW(open_location(""), InvalidArgumentError);
+}
+
+TEST(OpenLocation, ZipArchives) {
+  TempDir dir;
+  const fs::path zip = dir / "out/data.ZIP";
+  EXPECT_THROW(open_location(zip.string()), NotFoundError);
+  {
+    StoreLocation written = open_location(zip.string(), /*for_writing=*/true);
+    auto* store = dynamic_cast<ZipStore*>(written.store.get());
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(written.path, "");
+    store->set("group/array/zarr.json", as_bytes("{}"));
+  }  // written when the store goes
+  StoreLocation read = open_location("file://" + zip.string());
+  ASSERT_NE(dynamic_cast<ZipStore*>(read.store.get()), nullptr);
+  EXPECT_FALSE(read.store->capabilities().writable);
+  EXPECT_TRUE(read.store->exists("group/array/zarr.json"));
+  StoreLocation inside = open_location((zip / "group/array").string());
+  ASSERT_NE(dynamic_cast<ZipStore*>(inside.store.get()), nullptr);
+  EXPECT_EQ(inside.path, "group/array");
+  // A directory named *.zip is a directory store.
+  fs::create_directories(dir / "dir.zip");
+  EXPECT_NE(dynamic_cast<LocalStore*>(open_location((dir / "dir.zip").string()).store.get()), nullptr);
+  write_file(dir / "bad.zip", "not a zip");
+  EXPECT_THROW(open_location((dir / "bad.zip").string()), DataLossError);
 }
 
 TEST(OpenLocation, HttpUrlsOpenReadOnlyHttpStores) {

@@ -1,6 +1,6 @@
 // Opens a store from a user-facing location: a filesystem path or file:// URL; memory:// for
 // a fresh in-memory store; s3://bucket/prefix (S3Store); http:// and https:// (HttpStore,
-// read-only). Later: zip files.
+// read-only); a path ending in ".zip" (ZipStore).
 #pragma once
 
 #include <memory>
@@ -23,6 +23,10 @@ struct StoreLocation {
 //   "s3://bucket" or "s3://bucket/prefix"  an S3Store rooted at the prefix (node path "");
 //   "http://..." or "https://..."  a read-only HttpStore rooted at the URL (node path "");
 //   writing to it is UnsupportedError.
+//   "x.zip" (any case; also as a file:// URL)  a ZipStore over that archive (node path ""),
+//   read-only unless `for_writing`, when a missing archive is created at its first flush;
+//   "x.zip/group/array", where x.zip is a file, the same store with that node path.
+//   The archive is written when the store is flushed or destroyed (see zip_store.h).
 // Remote locations send no request when opened. Other schemes are refused with
 // UnsupportedError.
 //
