@@ -236,11 +236,13 @@ AxisChunkPart AxisSplit::strided_part(std::uint64_t k) const {
   out.chunk_index = chunk;
   AxisRun& run = out.single_run_;
   run.chunk_start = start_ + first * step_ - chunk_begin;
-  run.chunk_step = step_;
+  // A lone index keeps step 1: a huge slice step (up to 2^63-1) would overflow the byte
+  // strides that copies derive from it, and a step means nothing for one element.
+  run.chunk_step = n == 1 ? 1 : step_;
   run.count = n;
   // A reversed axis puts the progression's position p at output position count - 1 - p.
   run.out_start = reversed_ ? count_ - 1 - first : first;
-  run.out_step = reversed_ ? -1 : 1;
+  run.out_step = reversed_ && n > 1 ? -1 : 1;
   out.full_extent = chunk_end - chunk_begin == chunk_size_;
   // n == the chunk's in-bounds length from index 0 implies step 1 (or a single index).
   out.covers_chunk = run.chunk_start == 0 && n == chunk_end - chunk_begin;

@@ -61,7 +61,9 @@ NormalizedSelection normalize_selection(const Selection& selection, const Shape&
 // out_start + k * out_step along one axis, for k < count.
 struct AxisRun {
   std::uint64_t chunk_start = 0;
-  std::uint64_t chunk_step = 1;  // > 0: runs walk the chunk forwards
+  // > 0: runs walk the chunk forwards. A run of one element has steps 1, so that byte strides
+  // derived from them never overflow.
+  std::uint64_t chunk_step = 1;
   std::uint64_t count = 0;       // > 0
   std::uint64_t out_start = 0;
   std::int64_t out_step = 1;  // != 0

@@ -239,6 +239,20 @@ TEST(Indexer, LargeStepSkipsChunksWithoutVisitingThem) {
   EXPECT_TRUE(parts[3].covers_chunk);
 }
 
+TEST(Indexer, LoneIndexRunsHaveUnitSteps) {
+  // A step of 2^63-1 (or its negative) leaves one index per chunk; the run's steps are 1 so
+  // that byte strides computed from them (step * chunk stride) cannot overflow.
+  for (const std::int64_t step : {std::numeric_limits<std::int64_t>::max(), -std::numeric_limits<std::int64_t>::max()}) {
+    const auto axis = normalize_selection({Slice{std::nullopt, std::nullopt, step}}, {10}).axes[0];
+    const auto parts = split_axis(axis, 10, 4);
+    ASSERT_EQ(parts.size(), 1u);
+    ASSERT_EQ(parts[0].runs.size(), 1u);
+    EXPECT_EQ(parts[0].runs[0].count, 1u);
+    EXPECT_EQ(parts[0].runs[0].chunk_step, 1u);
+    EXPECT_EQ(parts[0].runs[0].out_step, 1);
+  }
+}
+
 TEST(Indexer, PlanningAHugeSelectionTakesNoMemory) {
   // 2^64 - 1 chunks of one element: planned in O(1), any task computed directly.
   const std::uint64_t extent = std::numeric_limits<std::uint64_t>::max();

@@ -130,7 +130,7 @@ NDBuffer int32_values(const Shape& shape, std::int32_t first) {
 
 std::vector<std::int32_t> as_int32(const NDBuffer& b) {
   std::vector<std::int32_t> out(b.num_elements());
-  std::memcpy(out.data(), b.data(), b.nbytes());
+  if (b.nbytes() > 0) std::memcpy(out.data(), b.data(), b.nbytes());  // empty: data() may be null
   return out;
 }
 
