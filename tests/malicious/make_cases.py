@@ -552,6 +552,13 @@ def shard_cases():
          shard_bytes(entries=[(0, 64), (64, 2**40), (128, 64), (192, 64)]))
     read("entry_half_empty", "offset 2^64-1 (empty) with a real nbytes",
          shard_bytes(entries=[(0, 64), (2**64 - 1, 64), (128, 64), (192, 64)]))
+    read("entry_half_empty_nbytes", "nbytes 2^64-1 (empty) with a real offset",
+         shard_bytes(entries=[(0, 64), (64, 2**64 - 1), (128, 64), (192, 64)]))
+    read("truncated_index_start", "index at the start, shard of 40 bytes for a 68-byte index",
+         shard_bytes()[:40], index_location="start")
+    start_entries = [(68, 64), (132, 64), (196, 64), (260, 4096)]  # offsets count the index
+    read("start_entry_past_end", "index at the start, the last inner chunk runs past the shard",
+         crc32c(b"".join(struct.pack("<QQ", o, b) for o, b in start_entries)) + RAW, index_location="start")
     read("entry_wrong_size", "a raw inner chunk of 32 bytes where 64 are needed",
          shard_bytes(entries=[(0, 64), (64, 32), (128, 64), (192, 64)]))
     read("empty_file", "an empty shard file", b"")
