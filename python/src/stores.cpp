@@ -10,6 +10,7 @@
 #include "zarrkit/stores/memory_store.h"
 #include "zarrkit/stores/open_store.h"
 #include "zarrkit/stores/s3_store.h"
+#include "zarrkit/stores/zip_store.h"
 
 namespace zarrkit::python {
 namespace {
@@ -19,6 +20,7 @@ std::string store_kind(const Store& store) {
   if (dynamic_cast<const MemoryStore*>(&store) != nullptr) return "memory";
   if (dynamic_cast<const S3Store*>(&store) != nullptr) return "s3";
   if (dynamic_cast<const HttpStore*>(&store) != nullptr) return "http";
+  if (dynamic_cast<const ZipStore*>(&store) != nullptr) return "zip";
   return "other";
 }
 
@@ -27,15 +29,16 @@ std::string store_kind(const Store& store) {
 void bind_stores(nb::module_& m) {
   nb::class_<StoreHandle>(m, "Store", "A key-value store of the engine.")
       .def_prop_ro("kind", [](const StoreHandle& s) { return store_kind(*s.store); },
-                   "'local', 'memory', 's3', 'http' or 'other'.")
+                   "'local', 'memory', 's3', 'http', 'zip' or 'other'.")
       .def_prop_ro("root",
                    [](const StoreHandle& s) -> std::optional<std::string> {
                      if (auto* local = dynamic_cast<const LocalStore*>(s.store.get())) {
                        return local->root().string();
                      }
+                     if (auto* zip = dynamic_cast<const ZipStore*>(s.store.get())) return zip->path().string();
                      return std::nullopt;
                    },
-                   "The directory of a local store, else None.")
+                   "The directory of a local store or the file of a zip store, else None.")
       .def_prop_ro("writable", [](const StoreHandle& s) { return s.store->capabilities().writable; })
       .def("describe", [](const StoreHandle& s) { return s.store->describe(); })
       .def("get",
@@ -88,7 +91,19 @@ void bind_stores(nb::module_& m) {
              return std::make_pair(std::move(listing.keys), std::move(listing.prefixes));
            },
            nb::arg("prefix") = "", "(keys, prefixes) directly below `prefix`.")
-      .def("same_as", [](const StoreHandle& a, const StoreHandle& b) { return a.store == b.store; });
+      .def("same_as", [](const StoreHandle& a, const StoreHandle& b) { return a.store == b.store; })
+      .def("flush",
+           [](const StoreHandle& s) {
+             nb::gil_scoped_release release;
+             if (auto* zip = dynamic_cast<ZipStore*>(s.store.get())) zip->flush();
+           },
+           "Writes pending changes (zip stores); nothing to do for other stores.")
+      .def("close",
+           [](const StoreHandle& s) {
+             nb::gil_scoped_release release;
+             if (auto* zip = dynamic_cast<ZipStore*>(s.store.get())) zip->close();
+           },
+           "Flushes and closes a zip store; nothing to do for other stores.");
 
   m.def("local_store",
         [](const std::string& root, bool read_only, bool create) {
@@ -100,6 +115,15 @@ void bind_stores(nb::module_& m) {
         },
         nb::arg("root"), nb::arg("read_only") = false, nb::arg("create") = true);
   m.def("memory_store", [] { return StoreHandle{MemoryStore::create()}; });
+  m.def("zip_store",
+        [](const std::string& path, bool read_only, bool truncate) {
+          nb::gil_scoped_release release;
+          ZipStoreOptions options;
+          options.read_only = read_only;
+          options.truncate = truncate && !read_only;
+          return StoreHandle{ZipStore::open(path, options)};
+        },
+        nb::arg("path"), nb::arg("read_only") = true, nb::arg("truncate") = false);
   m.def("open_location",
         [](const std::string& location, bool for_writing) {
           nb::gil_scoped_release release;

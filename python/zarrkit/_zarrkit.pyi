@@ -23,11 +23,11 @@ class Store:
 
     @property
     def kind(self) -> str:
-        """'local', 'memory', 's3', 'http' or 'other'."""
+        """'local', 'memory', 's3', 'http', 'zip' or 'other'."""
 
     @property
     def root(self) -> str | None:
-        """The directory of a local store, else None."""
+        """The directory of a local store or the file of a zip store, else None."""
 
     @property
     def writable(self) -> bool: ...
@@ -53,9 +53,17 @@ class Store:
 
     def same_as(self, arg: Store, /) -> bool: ...
 
+    def flush(self) -> None:
+        """Writes pending changes (zip stores); nothing to do for other stores."""
+
+    def close(self) -> None:
+        """Flushes and closes a zip store; nothing to do for other stores."""
+
 def local_store(root: str, read_only: bool = False, create: bool = True) -> Store: ...
 
 def memory_store() -> Store: ...
+
+def zip_store(path: str, read_only: bool = True, truncate: bool = False) -> Store: ...
 
 def open_location(location: str, for_writing: bool = False) -> tuple[Store, str]:
     """Opens the store holding `location` and returns (store, node path)."""

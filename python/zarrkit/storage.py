@@ -3,7 +3,8 @@
 Anywhere zarrkit takes a ``store`` you may pass a path (``"data.zarr"``, a
 ``pathlib.Path``, ``"file:///abs/data.zarr"``), ``"memory://"`` for a new in-memory
 store, an S3 or HTTP(S) location (``"s3://bucket/data.zarr"``,
-``"https://host/data.zarr"``), or one of these objects.
+``"https://host/data.zarr"``), a zip archive (``"data.zip"``, ``"data.zip/group"``), or one
+of these objects.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from zarrkit import _zarrkit
 from zarrkit.errors import ReadOnlyError
 
-__all__ = ["LocalStore", "MemoryStore", "RemoteStore", "Store", "StoreLike"]
+__all__ = ["LocalStore", "MemoryStore", "RemoteStore", "Store", "StoreLike", "ZipStore"]
 
 
 class Store:
@@ -168,6 +169,68 @@ def _memory_store(contents: dict[str, bytes], read_only: bool) -> MemoryStore:
     return MemoryStore(contents, read_only=read_only)
 
 
+class ZipStore(Store):
+    """A zip archive, read and written as zarr-python's ZipStore does (members stored
+    uncompressed, zip64 when needed; either reads the other's archives).
+
+    ``mode``: ``"r"`` read-only (the file must exist), ``"a"`` read and write (created
+    when missing), ``"w"`` start empty (the old archive is replaced at the first flush).
+    Writes are kept aside and go into the archive at :meth:`flush`, :meth:`close` or the
+    end of a ``with`` block, which write a new archive and rename it into place: a
+    reader or a crash sees the old archive or the new one. Close writable stores
+    explicitly (errors of a flush at garbage collection only reach stderr). Pickles as
+    its path.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, mode: str = "r", read_only: bool | None = None
+    ) -> None:
+        if mode not in ("r", "a", "w"):
+            raise ValueError(f"ZipStore mode must be 'r', 'a' or 'w', got {mode!r}")
+        if read_only is None:
+            read_only = mode == "r"
+        if read_only and mode == "w":
+            raise ValueError("ZipStore mode 'w' cannot be read-only")
+        self._handle = _zarrkit.zip_store(os.fspath(path), read_only=read_only, truncate=mode == "w")
+        self._read_only = read_only
+
+    @property
+    def path(self) -> pathlib.Path:
+        """The archive."""
+        return pathlib.Path(self._handle.root)
+
+    def flush(self) -> None:
+        """Writes the pending changes into the archive; the store stays open."""
+        self._handle.flush()
+
+    def close(self) -> None:
+        """Flushes, then closes the archive; later use raises InvalidArgumentError."""
+        self._handle.close()
+
+    def __enter__(self) -> ZipStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_zip_store, (str(self.path), self.read_only))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ZipStore) and self.path == other.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        return f"ZipStore({str(self.path)!r}{mode})"
+
+
+def _zip_store(path: str, read_only: bool) -> ZipStore:
+    return ZipStore(path, mode="r" if read_only else "a", read_only=read_only)
+
+
 class RemoteStore(Store):
     """An S3 bucket (``"s3://bucket/prefix"``, read and write) or an HTTP(S) directory
     (``"https://host/data.zarr"``, read-only).
@@ -242,7 +305,7 @@ def resolve(store: Any, path: str | None, *, mode: str) -> tuple[Store, str]:
             writing = False
         handle, inner = _zarrkit.open_location(location, for_writing=writing)
         classes: dict[str, type[Store]] = {
-            "local": LocalStore, "memory": MemoryStore, "s3": RemoteStore, "http": RemoteStore
+            "local": LocalStore, "memory": MemoryStore, "s3": RemoteStore, "http": RemoteStore, "zip": ZipStore
         }
         wrapped = classes.get(handle.kind, Store)._wrap(handle, not writing)
         return wrapped, _join(inner, node_path)
