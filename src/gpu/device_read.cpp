@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -22,6 +23,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/kernels.h"
+#include "gpu/nvcomp_runtime.h"
 #include "gpu/sharded_plan.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"
@@ -45,6 +47,27 @@ std::uint64_t batch_budget() { return g_batch_budget.load(); }
 void set_pipeline_depth(std::size_t batches) { g_pipeline_depth.store(std::clamp<std::size_t>(batches, 1, 8)); }
 
 namespace {
+std::atomic<bool>& nvcomp_switch() {
+  static std::atomic<bool> enabled{[] {
+    const char* v = std::getenv("ZARRKIT_NVCOMP_DECODE");
+    return v != nullptr && std::string_view(v) == "1";
+  }()};
+  return enabled;
+}
+}  // namespace
+
+namespace {
+std::atomic<std::uint64_t> g_nvcomp_min_chunks{kNvcompMinChunks};
+}
+
+void set_nvcomp_decode(bool enabled, std::uint64_t min_chunks) {
+  g_nvcomp_min_chunks.store(std::max<std::uint64_t>(min_chunks, 1));
+  nvcomp_switch().store(enabled);
+}
+bool nvcomp_decode_enabled() { return nvcomp_switch().load(); }
+std::uint64_t nvcomp_min_chunks() { return g_nvcomp_min_chunks.load(); }
+
+namespace {
 
 struct HostChunk {
   ChunkTask task;
@@ -52,6 +75,7 @@ struct HostChunk {
   std::uint32_t shard = 0;      // sharded arrays: the batch's shard this inner chunk is in
   std::uint64_t ordinal = 0;    // and its place in that shard's index
   bool fetched = false;         // sharded arrays: `original` holds the inner chunk's bytes
+  bool nvcomp = false;          // decoded by nvCOMP into its slot (no CPU stage, no streams)
   bool present = false;
   bool on_gpu = false;
   Buffer original;  // the stored value
@@ -67,9 +91,14 @@ struct Slot {
   cudaStream_t stream = nullptr;
   std::unique_ptr<PinnedArena> arena;   // chunk bytes
   std::unique_ptr<PinnedArena> tables;  // job tables, then the status read-back
-  DeviceBuffer input, decoded, scratch, table_memory, status, partial;
+  DeviceBuffer input, decoded, scratch, table_memory, status, partial, nvcomp_temp, nvcomp_state;
   std::vector<HostChunk> chunks;
   const std::int32_t* host_status = nullptr;
+  // nvCOMP chunks of the batch (indices into chunks) and, read back, per chunk: its status
+  // and the decoded size. nvcomp_launch_failed: the launch itself failed (all on the CPU).
+  std::vector<std::uint32_t> nvcomp_chunks;
+  const std::byte* host_nvcomp_state = nullptr;
+  bool nvcomp_launch_failed = false;
   bool in_flight = false;
 };
 
@@ -92,13 +121,15 @@ class DeviceReader {
     fill_.assign(fill.begin(), fill.end());
     slot_bytes_ = align_up(chain_.chunk_bytes);
     per_batch_ = std::clamp<std::uint64_t>(g_batch_budget.load() / slot_bytes_, 1, 16384);
+    if (std::min(per_batch_, plan_.num_tasks()) >= nvcomp_min_chunks()) nvcomp_codec_ = nvcomp_codec_for(chain_);
   }
 
   ~DeviceReader() {
     for (Slot& s : slots_) {
       if (s.stream == nullptr) continue;
       cudaStreamSynchronize(s.stream);  // nothing may still write into the caller's output
-      for (DeviceBuffer* b : {&s.input, &s.decoded, &s.scratch, &s.table_memory, &s.status, &s.partial}) {
+      for (DeviceBuffer* b : {&s.input, &s.decoded, &s.scratch, &s.table_memory, &s.status, &s.partial,
+                              &s.nvcomp_temp, &s.nvcomp_state}) {
         b->release(s.stream);
       }
       cudaStreamSynchronize(s.stream);
@@ -161,6 +192,22 @@ class DeviceReader {
     c.upload_size = bytes.size();
   }
 
+  // nvCOMP takes the chain's only CPU stage when it is zstd or gzip, nothing follows it on
+  // the GPU but the scatter, nvCOMP decoding is switched on (set_nvcomp_decode) and loads,
+  // and chunks are small enough for its batched decoders to beat the host's threads.
+  static std::optional<NvcompCodec> nvcomp_codec_for(const ChainPlan& chain) {
+    if (!nvcomp_decode_enabled() || chain.cpu_whole_chain || chain.cpu_stages.size() != 1 ||
+        !chain.gpu_stages.empty() || chain.chunk_bytes > kNvcompMaxChunkBytes) {
+      return std::nullopt;
+    }
+    const CpuStage& stage = chain.cpu_stages.front();
+    if (!stage.output.exact || stage.output.bytes != chain.chunk_bytes) return std::nullopt;
+    const std::string_view name = stage.codec->name();
+    if (name != "zstd" && name != "gzip") return std::nullopt;
+    if (Nvcomp::get() == nullptr) return std::nullopt;
+    return name == "zstd" ? NvcompCodec::kZstd : NvcompCodec::kGzip;
+  }
+
   // One warp decodes one compressed stream at a few tens of MB/s: a chunk that is one long
   // LZ4 block (numcodecs.lz4 or raw LZ4 of more than kLongStreamBytes) decodes faster on the
   // host's threads, in the host phase, than as one of the few streams of its batch
@@ -178,6 +225,15 @@ class DeviceReader {
     const BufferPrototype host = BufferPrototype::host();
     c.present = true;
     c.original = encoded;
+    if (nvcomp_codec_) {
+      c.jobs = ChunkJobs{};
+      c.jobs.uses_slot = true;
+      c.nvcomp = true;
+      stage(c, arena, encoded, encoded.view());
+      read_stats().chunks_decoded_on_gpu.fetch_add(1);
+      read_stats().chunks_decoded_by_nvcomp.fetch_add(1);
+      return;
+    }
     if (chain_.cpu_whole_chain) {
       const NDBuffer decoded = decode_on_cpu(encoded.view(), host);
       if (decoded.nbytes() != chain_.chunk_bytes || decoded.shape() != grid_.chunk_shape) {
@@ -431,6 +487,21 @@ class DeviceReader {
     }
     slot.partial.ensure(segment_jobs.size() * sizeof(std::uint32_t), stream, "allocating device memory");
 
+    // nvCOMP's tables: device addresses and sizes of each nvCOMP chunk's bytes and slot.
+    std::vector<std::uint64_t> nv_inputs, nv_input_sizes, nv_outputs, nv_output_sizes;
+    slot.nvcomp_chunks.clear();
+    slot.nvcomp_launch_failed = false;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const HostChunk& c = slot.chunks[i];
+      if (!c.present || !c.nvcomp) continue;
+      slot.nvcomp_chunks.push_back(i);
+      nv_inputs.push_back(input_base + c.input_offset);
+      nv_input_sizes.push_back(c.upload_size);
+      nv_outputs.push_back(decoded_base + c.decoded_offset);
+      nv_output_sizes.push_back(chain_.chunk_bytes);
+    }
+    const std::size_t nv_count = slot.nvcomp_chunks.size();
+
     std::vector<std::byte> tables;
     const std::uint64_t at_streams = append_table(tables, streams);
     const std::uint64_t at_blocks = append_table(tables, blocks);
@@ -438,14 +509,20 @@ class DeviceReader {
     const std::uint64_t at_segments = append_table(tables, segment_jobs);
     const std::uint64_t at_copies = append_table(tables, copies);
     const std::uint64_t at_fill = append_table(tables, fill_);
+    const std::uint64_t at_nv_inputs = append_table(tables, nv_inputs);
+    const std::uint64_t at_nv_input_sizes = append_table(tables, nv_input_sizes);
+    const std::uint64_t at_nv_outputs = append_table(tables, nv_outputs);
+    const std::uint64_t at_nv_output_sizes = append_table(tables, nv_output_sizes);
     const std::uint64_t tables_bytes = align_up(tables.size());
-    const std::uint64_t pinned_bytes = tables_bytes + std::uint64_t{count} * sizeof(std::int32_t);
+    const std::uint64_t status_bytes = align_up(std::uint64_t{count} * sizeof(std::int32_t));
+    const std::uint64_t pinned_bytes = tables_bytes + status_bytes + nvcomp_state_bytes(nv_count);
     if (!slot.tables || slot.tables->capacity() < pinned_bytes) {
       arena_pool().give(std::move(slot.tables));
       slot.tables = arena_pool().take(std::max<std::uint64_t>(pinned_bytes + pinned_bytes / 2, 1u << 20));
     }
     std::memcpy(slot.tables->base(), tables.data(), tables.size());
     slot.host_status = reinterpret_cast<const std::int32_t*>(slot.tables->base() + tables_bytes);
+    slot.host_nvcomp_state = slot.tables->base() + tables_bytes + status_bytes;
     slot.table_memory.ensure(tables_bytes, stream, "allocating device memory for job tables");
     const std::byte* t = slot.table_memory.ptr;
 
@@ -479,6 +556,7 @@ class DeviceReader {
     check_cuda(launch_unshuffle_blocks(reinterpret_cast<const BlockJob*>(t + at_blocks),
                                        static_cast<std::uint32_t>(blocks.size()), scratch, decoded, status, stream),
                "launching the unshuffle kernel");
+    if (nv_count > 0) launch_nvcomp(slot, t, at_nv_inputs, at_nv_input_sizes, at_nv_outputs, at_nv_output_sizes);
     check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(t + at_copies),
                                    static_cast<std::uint32_t>(copies.size()), itemsize_, chain_.swap_unit,
                                    reinterpret_cast<const std::uint8_t*>(t + at_fill), status, stream),
@@ -486,8 +564,39 @@ class DeviceReader {
     check_cuda(cudaMemcpyAsync(const_cast<std::int32_t*>(slot.host_status), status,
                                std::size_t{count} * sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream),
                "reading chunk status from the device");
+    if (nv_count > 0 && !slot.nvcomp_launch_failed) {
+      check_cuda(cudaMemcpyAsync(const_cast<std::byte*>(slot.host_nvcomp_state), slot.nvcomp_state.ptr,
+                                 nvcomp_state_bytes(nv_count), cudaMemcpyDeviceToHost, stream),
+                 "reading nvCOMP's results from the device");
+    }
     slot.in_flight = true;
     read_stats().batches.fetch_add(1);
+  }
+
+  // nvCOMP's results on the device (and read back): n statuses (int), then n decoded sizes.
+  static std::uint64_t nvcomp_sizes_offset(std::size_t n) { return align_up(n * sizeof(std::int32_t), 8); }
+  static std::uint64_t nvcomp_state_bytes(std::size_t n) { return nvcomp_sizes_offset(n) + n * sizeof(std::uint64_t); }
+
+  // Queues nvCOMP's batched decode of the batch's nvCOMP chunks into their slots.
+  void launch_nvcomp(Slot& slot, const std::byte* tables, std::uint64_t at_inputs, std::uint64_t at_input_sizes,
+                     std::uint64_t at_outputs, std::uint64_t at_output_sizes) {
+    const Nvcomp& nv = *Nvcomp::get();
+    const std::size_t n = slot.nvcomp_chunks.size();
+    const std::size_t temp_bytes = nv.temp_bytes(*nvcomp_codec_, n, chain_.chunk_bytes, n * chain_.chunk_bytes);
+    if (temp_bytes == static_cast<std::size_t>(-1)) {
+      slot.nvcomp_launch_failed = true;
+      return;
+    }
+    slot.nvcomp_temp.ensure(std::max<std::size_t>(temp_bytes, 1), slot.stream, "allocating nvCOMP's device memory");
+    slot.nvcomp_state.ensure(nvcomp_state_bytes(n), slot.stream, "allocating nvCOMP's device memory");
+    std::byte* state = slot.nvcomp_state.ptr;
+    const int result = nv.decompress(
+        *nvcomp_codec_, reinterpret_cast<const void* const*>(tables + at_inputs),
+        reinterpret_cast<const std::size_t*>(tables + at_input_sizes),
+        reinterpret_cast<const std::size_t*>(tables + at_output_sizes),
+        reinterpret_cast<std::size_t*>(state + nvcomp_sizes_offset(n)), n, slot.nvcomp_temp.ptr, temp_bytes,
+        reinterpret_cast<void* const*>(tables + at_outputs), reinterpret_cast<int*>(state), slot.stream);
+    if (result != 0) slot.nvcomp_launch_failed = true;
   }
 
   // Waits for a batch and deals with chunks the GPU refused: the CPU decodes them again, and
@@ -502,6 +611,21 @@ class DeviceReader {
     for (std::size_t i = 0; i < slot.chunks.size(); ++i) {
       if (slot.host_status[i] == kDecodeOk) continue;
       recover(slot, slot.chunks[i], slot.host_status[i]);
+    }
+    // nvCOMP's chunks: a status other than success, or another decoded size, sends the chunk
+    // to the CPU codec (its error, with the key, or its values).
+    const std::size_t nv_count = slot.nvcomp_chunks.size();
+    for (std::size_t k = 0; k < nv_count; ++k) {
+      bool ok = !slot.nvcomp_launch_failed;
+      if (ok) {
+        std::int32_t status = 0;
+        std::uint64_t size = 0;
+        std::memcpy(&status, slot.host_nvcomp_state + k * sizeof(std::int32_t), sizeof status);
+        std::memcpy(&size, slot.host_nvcomp_state + nvcomp_sizes_offset(nv_count) + k * sizeof(std::uint64_t),
+                    sizeof size);
+        ok = status == 0 && size == chain_.chunk_bytes;
+      }
+      if (!ok) recover(slot, slot.chunks[slot.nvcomp_chunks[k]], kDecodeOk);
     }
   }
 
@@ -557,6 +681,7 @@ class DeviceReader {
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t per_batch_ = 1;
   std::uint64_t next_arena_size_ = 0;
+  std::optional<NvcompCodec> nvcomp_codec_;
   std::vector<Slot> slots_ = std::vector<Slot>(g_pipeline_depth.load());
 };
 

@@ -23,6 +23,7 @@ struct ReadStats {
   std::atomic<std::uint64_t> chunks_decoded_on_gpu{0};
   std::atomic<std::uint64_t> chunks_decoded_on_cpu{0};  // CPU-only codecs or headers
   std::atomic<std::uint64_t> chunks_missing{0};
+  std::atomic<std::uint64_t> chunks_decoded_by_nvcomp{0};  // part of chunks_decoded_on_gpu
   // Chunks the GPU rejected but the CPU then decoded (should stay 0: a GPU decoder that
   // refuses valid data is a bug; the read still returns the right values).
   std::atomic<std::uint64_t> gpu_rejections_recovered{0};
@@ -43,5 +44,20 @@ ReadStats& read_stats();
 void set_batch_budget(std::uint64_t bytes);
 std::uint64_t batch_budget();
 void set_pipeline_depth(std::size_t batches);
+
+// nvCOMP for zstd and gzip chunks (loaded at run time, gpu/nvcomp_runtime.h): off by default,
+// on with set_nvcomp_decode(true) or ZARRKIT_NVCOMP_DECODE=1 in the environment. Only for
+// chunks of at most kNvcompMaxChunkBytes, in batches of at least `min_chunks` of them: its
+// batched decoders need many chunks (S7 on an H100: 33-68 GB/s on 1024-16384 chunks of
+// 64 KiB..1 MiB against 7-8 GB/s on 16 host threads, 2.7 GB/s on 64 chunks of 16 MiB; no
+// gain on S10's batches of 128 chunks of 800 KiB). Opt-in because nvCOMP documents
+// undefined behaviour, out-of-bounds accesses included, on corrupt input: a chunk it
+// reports as failed is decoded again on the CPU (the CPU's error or values), but damage it
+// does not report is not caught. For data one trusts.
+constexpr std::uint64_t kNvcompMaxChunkBytes = 2u << 20;
+constexpr std::uint64_t kNvcompMinChunks = 512;
+void set_nvcomp_decode(bool enabled, std::uint64_t min_chunks = kNvcompMinChunks);
+bool nvcomp_decode_enabled();
+std::uint64_t nvcomp_min_chunks();
 
 }  // namespace zarrkit::gpu
