@@ -375,7 +375,8 @@ def main() -> int:
     args = p.parse_args()
     Path(args.dir).mkdir(parents=True, exist_ok=True)
     rec = Recorder(args.json)
-    versions = {"python": sys.version.split()[0], "zarrkit_gpu": HAVE_GPU, "threads": THREADS}
+    versions = {"python": sys.version.split()[0], "zarrkit_gpu": HAVE_GPU, "threads": THREADS,
+                "ZARRKIT_NVCOMP_DECODE": os.environ.get("ZARRKIT_NVCOMP_DECODE", "")}
     for module in ("zarr", "kvikio", "tensorstore", "h5py", "cupy", "numcodecs"):
         try:
             versions[module] = __import__(module).__version__
