@@ -44,6 +44,8 @@ int run(int argc, const char* const* argv) {
   add_export_command(app);
   add_import_command(app);
   add_cp_command(app);
+  add_resize_command(app);
+  add_consolidate_command(app);
   try {
     // Subcommand callbacks run inside parse(), so command errors arrive here too.
     app.parse(argc, argv);

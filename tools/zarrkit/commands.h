@@ -12,5 +12,7 @@ void add_info_command(CLI::App& app);    // info.cpp
 void add_export_command(CLI::App& app);  // export.cpp
 void add_import_command(CLI::App& app);  // import.cpp
 void add_cp_command(CLI::App& app);      // cp.cpp
+void add_resize_command(CLI::App& app);  // resize.cpp: resize and append
+void add_consolidate_command(CLI::App& app);  // consolidate.cpp
 
 }  // namespace zarrkit::cli

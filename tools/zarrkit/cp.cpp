@@ -24,6 +24,7 @@ struct CopyOptions {
   std::string source;
   std::string dest;
   WriteOptions write;
+  bool consolidate = false;
 };
 
 void copy_array(const Array& source, const StoreLocation& dest, const WriteOptions& o, const std::string& label) {
@@ -49,7 +50,8 @@ std::string relative_path(const std::string& path, const std::string& base) {
   return base.empty() ? path : path.substr(std::min(path.size(), base.size() + 1));
 }
 
-void copy_group(const OpenedNode& source, const StoreLocation& dest, WriteOptions o, const std::string& dest_label) {
+void copy_group(const OpenedNode& source, const StoreLocation& dest, WriteOptions o, const std::string& dest_label,
+                bool consolidate) {
   Group group = Group::open(source.store, source.path);
   if (o.zarr_format == 0) o.zarr_format = group.zarr_format();  // members follow the root
   Group::create(dest.store, dest.path, o.zarr_format, group.attributes(), o.overwrite);
@@ -58,16 +60,18 @@ void copy_group(const OpenedNode& source, const StoreLocation& dest, WriteOption
     const StoreLocation target{dest.store, join_key(dest.path, rel)};
     const std::string label = fmt::format("{}/{}", dest_label, rel);
     try {
+      // Through the group: with consolidated metadata nothing more is read for the nodes.
       if (member.type == NodeType::kGroup) {
-        Group::create(dest.store, target.path, o.zarr_format, Group::open(source.store, member.path).attributes(),
-                      o.overwrite);
+        Group::create(dest.store, target.path, o.zarr_format, group.open_group(rel).attributes(), o.overwrite);
       } else {
-        copy_array(Array::open(source.store, member.path), target, o, label);
+        copy_array(group.open_array(rel), target, o, label);
       }
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("copying {}/{} to {}", source.location, rel, label));
     }
   }
+  // Consolidated metadata is kept (rebuilt for the copy), or added when asked for.
+  if (consolidate || group.has_consolidated_metadata()) consolidate_metadata(dest.store, dest.path);
 }
 
 void copy_node(const CopyOptions& o) {
@@ -77,7 +81,7 @@ void copy_node(const CopyOptions& o) {
     throw UsageError(fmt::format("cp: {} and {} are the same node", o.source, o.dest));
   }
   global_config().write_empty_chunks = o.write.write_empty_chunks;
-  if (source.info.type == NodeType::kGroup) return copy_group(source, dest, o.write, o.dest);
+  if (source.info.type == NodeType::kGroup) return copy_group(source, dest, o.write, o.dest, o.consolidate);
   try {
     copy_array(Array::open(source.store, source.path), dest, o.write, o.dest);
   } catch (const Error& e) {
@@ -109,6 +113,8 @@ void add_cp_command(CLI::App& app) {
   cmd->add_option("source", options->source, "array or group to copy")->required();
   cmd->add_option("dest", options->dest, "where to create the copy")->required();
   add_write_options(*cmd, options->write);
+  cmd->add_flag("--consolidate", options->consolidate,
+                "consolidate the metadata of a copied group (kept anyway when the source group has it)");
   cmd->footer("Options not given keep the source's settings (format, chunks, codecs where the target format has "
               "them, fill value, attributes). For a group, every member is copied with the same options.");
   cmd->callback([options] { run_cp(*options); });
