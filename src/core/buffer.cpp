@@ -4,12 +4,27 @@
 #include <limits>
 #include <new>
 
+#include "core/host_block_cache.h"
 #include "zarrkit/error.h"
+
+// Under AddressSanitizer every allocation goes to operator new, so that overflows of chunk
+// buffers are caught; the block cache has its own tests.
+#if defined(__SANITIZE_ADDRESS__)
+#define ZARRKIT_HOST_BLOCK_CACHE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ZARRKIT_HOST_BLOCK_CACHE 0
+#endif
+#endif
+#ifndef ZARRKIT_HOST_BLOCK_CACHE
+#define ZARRKIT_HOST_BLOCK_CACHE 1
+#endif
 
 namespace zarrkit {
 namespace {
 
 constexpr std::align_val_t kAlignment{64};
+constexpr bool kUseBlockCache = ZARRKIT_HOST_BLOCK_CACHE != 0;
 
 class HostAllocator final : public Allocator {
  public:
@@ -17,11 +32,17 @@ class HostAllocator final : public Allocator {
   void* allocate(std::size_t bytes) override {
     // Aligned new rounds the size up; near SIZE_MAX that wraps, so refuse what no host has.
     if (bytes > std::numeric_limits<std::size_t>::max() / 2) fail_resource("cannot allocate {} bytes of host memory", bytes);
-    void* p = ::operator new(bytes == 0 ? 1 : bytes, kAlignment, std::nothrow);
+    // Chunk-sized buffers come from the per-thread block cache (host_block_cache.h says why).
+    void* p = kUseBlockCache && bytes >= host_block_cache::kMinBytes
+                  ? host_block_cache::allocate(bytes)
+                  : ::operator new(bytes == 0 ? 1 : bytes, kAlignment, std::nothrow);
     if (p == nullptr) fail_resource("cannot allocate {} bytes of host memory", bytes);
     return p;
   }
-  void deallocate(void* p, std::size_t) noexcept override { ::operator delete(p, kAlignment); }
+  void deallocate(void* p, std::size_t bytes) noexcept override {
+    if (kUseBlockCache && bytes >= host_block_cache::kMinBytes) return host_block_cache::release(p);
+    ::operator delete(p, kAlignment);
+  }
 };
 
 }  // namespace
