@@ -52,7 +52,7 @@ TEST(ThreadPool, RunsAllAndReportsFirstError) {
   EXPECT_THROW(pool.parallel_for(100, [](std::size_t i) {
     if (i % 10 == 3) throw DataLossError("bad");
   }), DataLossError);
-  // Nested use runs inline rather than deadlocking.
+  // Nested use shares the pool rather than deadlocking.
   std::atomic<int> total{0};
   pool.parallel_for(8, [&](std::size_t) { pool.parallel_for(8, [&](std::size_t) { total++; }); });
   EXPECT_EQ(total.load(), 64);

@@ -1,12 +1,14 @@
 #include "zarrkit/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 
 namespace zarrkit {
 namespace {
-thread_local bool t_inside_pool_task = false;
-}
+// The pool whose task the calling thread is running, if any.
+thread_local const ThreadPool* t_current_pool = nullptr;
+}  // namespace
 
 struct ThreadPool::Job {
   std::size_t n = 0;
@@ -34,8 +36,6 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run_job(Job& job) {
-  const bool was_inside = t_inside_pool_task;
-  t_inside_pool_task = true;
   for (;;) {
     std::size_t i = job.next.fetch_add(1);
     if (i >= job.n) break;
@@ -50,19 +50,24 @@ void ThreadPool::run_job(Job& job) {
     }
     job.done.fetch_add(1);
   }
-  t_inside_pool_task = was_inside;
+}
+
+ThreadPool::Job* ThreadPool::open_job() const {
+  // Newest first: a nested call's tasks unblock the task that waits for them.
+  for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) {
+    if ((*it)->next.load() < (*it)->n) return *it;
+  }
+  return nullptr;
 }
 
 void ThreadPool::worker_loop() {
-  std::size_t seen = 0;
+  t_current_pool = this;
   for (;;) {
-    Job* job;
+    Job* job = nullptr;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || (job_ != nullptr && generation_ != seen); });
+      wake_.wait(lock, [&] { return stopping_ || (job = open_job()) != nullptr; });
       if (stopping_) return;
-      seen = generation_;
-      job = job_;
       ++job->active_workers;
     }
     run_job(*job);
@@ -76,7 +81,9 @@ void ThreadPool::worker_loop() {
 
 void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_t)>& task) {
   if (n == 0) return;
-  if (workers_.empty() || n == 1 || t_inside_pool_task) {
+  // Inside a task of another pool (a caller's own pool of readers, say), the caller chose
+  // that pool's threads for the work: run inline rather than add this pool's.
+  if (workers_.empty() || n == 1 || (t_current_pool != nullptr && t_current_pool != this)) {
     // Inline: same error contract (first failing index wins, all tasks run).
     std::exception_ptr first;
     for (std::size_t i = 0; i < n; ++i) {
@@ -89,21 +96,22 @@ void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_
     if (first) std::rethrow_exception(first);
     return;
   }
-  std::lock_guard submit(submit_mutex_);
   Job job;
   job.n = n;
   job.task = &task;
   {
     std::lock_guard lock(mutex_);
-    job_ = &job;
-    ++generation_;
+    jobs_.push_back(&job);
   }
   wake_.notify_all();
+  const ThreadPool* const outer_pool = t_current_pool;
+  t_current_pool = this;
   run_job(job);
+  t_current_pool = outer_pool;
   {
     std::unique_lock lock(mutex_);
     wake_.wait(lock, [&] { return job.done.load() == n && job.active_workers == 0; });
-    job_ = nullptr;
+    jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
   }
   if (job.error) std::rethrow_exception(job.error);
 }
