@@ -65,6 +65,21 @@ class ArrayToBytesCodec : public Codec {
   virtual Buffer encode(const NDBuffer& chunk, const ChunkSpec& spec) const = 0;
   virtual NDBuffer decode(ByteView encoded, const ChunkSpec& spec,
                           const BufferPrototype& prototype) const = 0;
+
+  // Decoding into the caller's memory (CodecChain::decode_into). True when, for `spec`, the
+  // encoded form is the chunk's elements in C order up to a change made in place (bytes:
+  // the byte order); decode_in_place then makes that change to `bytes`, which holds
+  // exactly the encoded chunk. Codecs that build something else keep the default false.
+  virtual bool decodes_in_place(const ChunkSpec& spec) const {
+    (void)spec;
+    return false;
+  }
+  virtual void decode_in_place(MutableByteView bytes, const ChunkSpec& spec) const;
+  // True when, for `spec`, the encoded form is the chunk's elements in C order unchanged.
+  virtual bool is_identity(const ChunkSpec& spec) const {
+    (void)spec;
+    return false;
+  }
 };
 
 // The decoded size a bytes->bytes decoder may produce.
@@ -84,6 +99,17 @@ class BytesToBytesCodec : public Codec {
   }
   virtual Buffer encode(ByteView decoded, const ChunkSpec& spec) const = 0;
   virtual Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec& spec) const = 0;
+
+  // Decodes into `out`, whose size is the exact decoded size; DataLossError when the data
+  // decodes to anything else. The default decodes into a new buffer and copies it;
+  // compressors override it to write straight into `out` (the caller's output array).
+  virtual void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec& spec) const;
+
+  // Codecs whose decoded bytes are a part of the encoded ones (checksums) return true
+  // from decodes_to_view; decode_view then checks `encoded` and returns that part, without
+  // copying.
+  virtual bool decodes_to_view() const { return false; }
+  virtual ByteView decode_view(ByteView encoded, const ChunkSpec& spec) const;
 };
 
 // Builds the {"name", "configuration"} object codecs use for to_json().

@@ -26,6 +26,16 @@ class CodecChain {
   NDBuffer decode(ByteView encoded, const ChunkSpec& spec,
                   const BufferPrototype& prototype = BufferPrototype::host()) const;
 
+  // Decodes one chunk of `spec` straight into `out` (exactly the chunk's bytes, C order,
+  // host memory), without intermediate buffers where the codecs allow. Returns false, having
+  // done nothing, when the chain cannot (array->array codecs, an array->bytes codec other
+  // than "bytes", two compressors in a row): then use decode() and copy.
+  bool decode_into(ByteView encoded, const ChunkSpec& spec, MutableByteView out) const;
+  // True when the stored value is the chunk's elements in C order, unchanged (only a
+  // "bytes" codec that needs no byte swap): a reader may read any part of it straight into
+  // its output.
+  bool stores_raw_bytes(const ChunkSpec& spec) const;
+
   // The exact encoded size when every codec has a fixed one (used for shard indexes).
   std::optional<std::uint64_t> encoded_size(const ChunkSpec& spec) const;
   // Validates the chain against a chunk spec once (e.g. transpose order length, bytes

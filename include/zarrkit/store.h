@@ -65,6 +65,13 @@ class Store {
   virtual std::optional<std::vector<Buffer>> get_ranges(
       std::string_view key, std::span<const ByteRange> ranges,
       const BufferPrototype& prototype = BufferPrototype::host());
+  // Reads ranges of the value of `key` straight into the caller's memory: ranges[i] into
+  // dests[i], which has that range's length. Returns the value's size, or nullopt when it is
+  // absent. Where a range reaches past the end of the value, the rest of its destination is
+  // left as it was: callers compare the size with what they expect. The default gets the
+  // whole value and copies the ranges; LocalStore preads into the destinations.
+  virtual std::optional<std::uint64_t> read_into(std::string_view key, std::span<const ByteRange> ranges,
+                                                 std::span<const MutableByteView> dests);
   virtual bool exists(std::string_view key);
   // Size in bytes of the value, nullopt if absent.
   virtual std::optional<std::uint64_t> size(std::string_view key);

@@ -77,6 +77,21 @@ class BloscCodec final : public BytesToBytesCodec {
   }
 
   Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec& spec) const override {
+    const std::size_t nbytes = checked_nbytes(encoded, decoded_size);
+    Buffer out = Buffer::allocate(nbytes);
+    decompress(encoded, out.mutable_view());
+    return out;
+  }
+
+  void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec&) const override {
+    checked_nbytes(encoded, SizeBound{out.size(), true});
+    decompress(encoded, out);
+  }
+
+ private:
+  // The decoded size the header states, after checking the header against the data and
+  // the bound.
+  static std::size_t checked_nbytes(ByteView encoded, SizeBound decoded_size) {
     if (encoded.size() < BLOSC_MIN_HEADER_LENGTH) {
       fail_data_loss("blosc chunk of {} bytes is shorter than the {}-byte blosc header", encoded.size(),
                      BLOSC_MIN_HEADER_LENGTH);
@@ -98,17 +113,19 @@ class BloscCodec final : public BytesToBytesCodec {
       fail_data_loss("blosc header says the chunk decompresses to {} bytes, expected {} {}", nbytes,
                      decoded_size.exact ? "exactly" : "at most", decoded_size.bytes);
     }
-    Buffer out = Buffer::allocate(nbytes);
-    if (nbytes == 0) return out;
-    // The typesize and shuffle come from the header, never from the metadata (rule 19).
-    const int produced = blosc_decompress_ctx(encoded.data(), out.data(), nbytes, /*numinternalthreads=*/1);
-    if (produced < 0 || static_cast<std::size_t>(produced) != nbytes) {
-      fail_data_loss("blosc chunk is corrupt: decompressing gave {} (expected {} bytes)", produced, nbytes);
-    }
-    return out;
+    return nbytes;
   }
 
- private:
+  // Decompresses into `out`, which has the size checked_nbytes() returned.
+  static void decompress(ByteView encoded, MutableByteView out) {
+    if (out.empty()) return;
+    // The typesize and shuffle come from the header, never from the metadata (rule 19).
+    const int produced = blosc_decompress_ctx(encoded.data(), out.data(), out.size(), /*numinternalthreads=*/1);
+    if (produced < 0 || static_cast<std::size_t>(produced) != out.size()) {
+      fail_data_loss("blosc chunk is corrupt: decompressing gave {} (expected {} bytes)", produced, out.size());
+    }
+  }
+
   nlohmann::json numcodecs_json() const {
     nlohmann::json out = {{"id", "blosc"},
             {"cname", s_.cname},

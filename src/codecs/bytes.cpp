@@ -76,6 +76,24 @@ class BytesCodec final : public ArrayToBytesCodec {
     return out;
   }
 
+  bool decodes_in_place(const ChunkSpec& spec) const override {
+    return !spec.dtype.is_variable_length() && spec.dtype.size() != 0;
+  }
+
+  void decode_in_place(MutableByteView bytes, const ChunkSpec& spec) const override {
+    validate(spec);
+    const std::uint64_t expected = checked_nbytes(spec.shape, spec.dtype);
+    if (bytes.size() != expected) {
+      fail_data_loss("bytes codec: chunk of {} elements of {} must be {} bytes, got {}",
+                     checked_num_elements(spec.shape), spec.dtype.name(), expected, bytes.size());
+    }
+    if (needs_swap(spec.dtype)) byteswap_elements(bytes, spec.dtype, storage_endian());
+  }
+
+  bool is_identity(const ChunkSpec& spec) const override {
+    return decodes_in_place(spec) && !needs_swap(spec.dtype);
+  }
+
  private:
   // Lenient reading (SPEC-NOTES rule 17): a multi-byte type without "endian" is little-endian.
   Endian storage_endian() const { return endian_.value_or(Endian::kLittle); }

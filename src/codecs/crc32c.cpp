@@ -217,20 +217,27 @@ class Crc32cCodec final : public BytesToBytesCodec {
     return out;
   }
 
-  Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec&) const override {
+  Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec& spec) const override {
+    const ByteView payload = decode_view(encoded, spec);
+    compressor_support::check_decoded_size(payload.size(), decoded_size, "crc32c");
+    return Buffer::copy_of(payload);
+  }
+
+  bool decodes_to_view() const override { return true; }
+
+  ByteView decode_view(ByteView encoded, const ChunkSpec&) const override {
     if (encoded.size() < kChecksumSize) {
       fail_data_loss("crc32c codec: {} bytes cannot hold the 4-byte checksum", encoded.size());
     }
     ByteView payload = encoded.subspan(checksum_first_ ? kChecksumSize : 0, encoded.size() - kChecksumSize);
     ByteView checksum = encoded.subspan(checksum_first_ ? 0 : payload.size(), kChecksumSize);
-    compressor_support::check_decoded_size(payload.size(), decoded_size, "crc32c");
     std::uint32_t stored = load_le32(reinterpret_cast<const unsigned char*>(checksum.data()));
     std::uint32_t computed = crc32c(payload);
     if (stored != computed) {
       fail_data_loss("crc32c codec: checksum mismatch: stored 0x{:08x}, computed 0x{:08x} over {} bytes", stored,
                      computed, payload.size());
     }
-    return Buffer::copy_of(payload);
+    return payload;
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstring>
 #include <memory>
 
 #include <libdeflate.h>
@@ -191,6 +192,20 @@ Buffer decompress(ByteView encoded, SizeBound bound, Container container, std::s
     }
   }
   return inflate_streaming(encoded, out, container, codec);
+}
+
+void decompress_into(ByteView encoded, MutableByteView out, Container container, std::string_view codec) {
+  std::size_t in_used = 0;
+  std::size_t out_used = 0;
+  const libdeflate_result rc = libdeflate_decompress(container, encoded, out, &in_used, &out_used);
+  if (rc == LIBDEFLATE_SUCCESS && in_used == encoded.size() && out_used == out.size()) return;
+  if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
+    fail_data_loss("{} codec: decoded size exceeds the expected {} bytes", codec, out.size());
+  }
+  // Several members, a short stream, or data libdeflate rejects: the general path decides
+  // (and explains), then the result is copied.
+  const Buffer decoded = decompress(encoded, SizeBound{out.size(), true}, container, codec);
+  if (!out.empty()) std::memcpy(out.data(), decoded.data(), out.size());
 }
 
 }  // namespace zarrkit::deflate_support

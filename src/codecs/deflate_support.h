@@ -21,5 +21,8 @@ Buffer compress(ByteView data, int level, Container container);
 // reader also accepts a zlib stream, as zlib's automatic header detection does. Corrupt
 // or truncated input, and bytes after the end of the stream, are DataLossError.
 Buffer decompress(ByteView encoded, SizeBound bound, Container container, std::string_view codec);
+// Decodes into `out`, whose size is the exact decoded size (one libdeflate call in the
+// common case); DataLossError when the stream decodes to anything else.
+void decompress_into(ByteView encoded, MutableByteView out, Container container, std::string_view codec);
 
 }  // namespace zarrkit::deflate_support

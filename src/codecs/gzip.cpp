@@ -29,6 +29,9 @@ class GzipCodec final : public BytesToBytesCodec {
   Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec&) const override {
     return deflate_support::decompress(encoded, decoded_size, deflate_support::Container::kGzip, "gzip");
   }
+  void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec&) const override {
+    deflate_support::decompress_into(encoded, out, deflate_support::Container::kGzip, "gzip");
+  }
 
  private:
   int level_;

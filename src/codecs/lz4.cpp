@@ -49,35 +49,51 @@ class Lz4Codec final : public BytesToBytesCodec {
   }
 
   Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec&) const override {
+    const std::uint32_t claimed = checked_claim(encoded, decoded_size);
+    Buffer out = Buffer::allocate(claimed);
+    decode_block(encoded, out.mutable_view());
+    return out;
+  }
+
+  void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec&) const override {
+    checked_claim(encoded, SizeBound{out.size(), true});
+    decode_block(encoded, out);
+  }
+
+ private:
+  // The size the header claims, checked against the bound before it sizes anything.
+  static std::uint32_t checked_claim(ByteView encoded, SizeBound decoded_size) {
     if (encoded.size() < kHeaderSize) {
       fail_data_loss("lz4 codec: {} bytes cannot hold the 4-byte size header", encoded.size());
     }
     const auto* h = reinterpret_cast<const unsigned char*>(encoded.data());
     const std::uint32_t claimed = static_cast<std::uint32_t>(h[0]) | static_cast<std::uint32_t>(h[1]) << 8 |
                                   static_cast<std::uint32_t>(h[2]) << 16 | static_cast<std::uint32_t>(h[3]) << 24;
-    // The header is checked against the bound before it sizes anything.
     compressor_support::check_decoded_size(claimed, decoded_size, "lz4");
-    const ByteView block = encoded.subspan(kHeaderSize);
-    if (claimed > static_cast<std::uint32_t>(INT_MAX) || block.size() > static_cast<std::size_t>(INT_MAX)) {
-      fail_data_loss("lz4 codec: a block of {} bytes decoding to {} is larger than LZ4 allows", block.size(),
+    const std::size_t block_size = encoded.size() - kHeaderSize;
+    if (claimed > static_cast<std::uint32_t>(INT_MAX) || block_size > static_cast<std::size_t>(INT_MAX)) {
+      fail_data_loss("lz4 codec: a block of {} bytes decoding to {} is larger than LZ4 allows", block_size,
                      claimed);
     }
-    Buffer out = Buffer::allocate(claimed);
+    return claimed;
+  }
+
+  // Decodes the block after the header into `out`, which has the claimed size.
+  static void decode_block(ByteView encoded, MutableByteView out) {
+    const ByteView block = encoded.subspan(kHeaderSize);
     // Fails unless the block is well formed, ends exactly at the end of the input, and
     // stays within `claimed` bytes of output.
     const int decoded = LZ4_decompress_safe(reinterpret_cast<const char*>(block.data()),
                                             reinterpret_cast<char*>(out.data()), static_cast<int>(block.size()),
-                                            static_cast<int>(claimed));
+                                            static_cast<int>(out.size()));
     if (decoded < 0) {
-      fail_data_loss("lz4 codec: corrupt LZ4 block ({} bytes, said to decode to {})", block.size(), claimed);
+      fail_data_loss("lz4 codec: corrupt LZ4 block ({} bytes, said to decode to {})", block.size(), out.size());
     }
-    if (static_cast<std::uint32_t>(decoded) != claimed) {
-      fail_data_loss("lz4 codec: the LZ4 block decoded to {} bytes but its header says {}", decoded, claimed);
+    if (static_cast<std::size_t>(decoded) != out.size()) {
+      fail_data_loss("lz4 codec: the LZ4 block decoded to {} bytes but its header says {}", decoded, out.size());
     }
-    return out;
   }
 
- private:
   int acceleration_;  // LZ4 treats values below 1 as 1
 };
 

@@ -320,6 +320,11 @@ NDBuffer ShardingCodec::decode_inner_chunk(ByteView chunk_bytes, const ShardLayo
   return chunk;
 }
 
+bool ShardingCodec::decode_inner_chunk_into(ByteView chunk_bytes, const ShardLayout& layout,
+                                            MutableByteView out) const {
+  return inner_.decode_into(chunk_bytes, layout.inner_spec, out);
+}
+
 NDBuffer ShardingCodec::decode(ByteView shard, const ChunkSpec& shard_spec, const BufferPrototype& prototype) const {
   const ShardLayout lay = layout(shard_spec);
   if (!is_host_accessible(prototype.kind())) {

@@ -93,6 +93,9 @@ class ShardingCodec final : public ArrayToBytesCodec {
   // layout.inner_spec's shape.
   NDBuffer decode_inner_chunk(ByteView chunk_bytes, const ShardLayout& layout,
                               const BufferPrototype& prototype = BufferPrototype::host()) const;
+  // Decodes one inner chunk straight into `out` (its bytes, C order) when the inner codecs
+  // allow (CodecChain::decode_into); false, having done nothing, when they do not.
+  bool decode_inner_chunk_into(ByteView chunk_bytes, const ShardLayout& layout, MutableByteView out) const;
 
  private:
   Buffer encode_index(const std::vector<ShardIndexEntry>& entries, const ShardLayout& layout) const;

@@ -28,6 +28,9 @@ class ZlibCodec final : public BytesToBytesCodec {
   Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec&) const override {
     return deflate_support::decompress(encoded, decoded_size, deflate_support::Container::kZlib, "zlib");
   }
+  void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec&) const override {
+    deflate_support::decompress_into(encoded, out, deflate_support::Container::kZlib, "zlib");
+  }
 
  private:
   int level_;  // -1 (zlib's default) is kept as written

@@ -190,6 +190,23 @@ class ZstdCodec final : public BytesToBytesCodec {
     return decode_streaming(encoded, out);
   }
 
+  void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec&) const override {
+    if (encoded.empty()) fail_data_loss("zstd codec: the zstd data is empty (no frame)");
+    const SizeBound exact{out.size(), true};
+    if (const std::optional<std::uint64_t> declared = declared_size(encoded)) {
+      compressor_support::check_decoded_size(*declared, exact, "zstd");
+    }
+    // One call into the caller's memory: zstd needs no window buffer of its own then.
+    const std::size_t rc = ZSTD_decompressDCtx(&thread_dctx(), out.data(), out.size(), encoded.data(), encoded.size());
+    if (ZSTD_isError(rc)) {
+      if (ZSTD_getErrorCode(rc) == ZSTD_error_dstSize_tooSmall) {
+        fail_data_loss("zstd codec: decoded size exceeds the expected {} bytes", out.size());
+      }
+      fail_decompress(rc, nullptr);
+    }
+    compressor_support::check_decoded_size(rc, exact, "zstd");
+  }
+
  private:
   static void check_setting(std::size_t rc) {
     if (ZSTD_isError(rc)) {

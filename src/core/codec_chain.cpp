@@ -1,6 +1,7 @@
 #include "zarrkit/codec_chain.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include <fmt/ranges.h>
@@ -176,6 +177,36 @@ NDBuffer CodecChain::decode(ByteView encoded, const ChunkSpec& spec, const Buffe
   NDBuffer array = ab_->decode(bytes, ab_spec, prototype);
   for (std::size_t i = aa_.size(); i-- > 0;) array = aa_[i]->decode(array, specs[i]);
   return array;
+}
+
+bool CodecChain::decode_into(ByteView encoded, const ChunkSpec& spec, MutableByteView out) const {
+  if (!ab_ || !aa_.empty() || !ab_->decodes_in_place(spec)) return false;
+  // Decoding runs bb_ backwards. Checksums at the end of the list only cut their bytes off;
+  // before them, at most one codec may make new bytes, and it then writes into `out`.
+  std::size_t producers = bb_.size();
+  while (producers > 0 && bb_[producers - 1]->decodes_to_view()) --producers;
+  if (producers > 1) return false;
+  const std::uint64_t expected = checked_nbytes(spec.shape, spec.dtype);
+  if (out.size() != expected) {
+    throw InternalError(fmt::format("decode_into: {} bytes of room for a chunk of {} bytes", out.size(), expected));
+  }
+  ByteView bytes = encoded;
+  for (std::size_t i = bb_.size(); i-- > producers;) bytes = bb_[i]->decode_view(bytes, spec);
+  if (producers == 1) {
+    bb_[0]->decode_into(bytes, out, spec);
+  } else {
+    if (bytes.size() != out.size()) {
+      fail_data_loss("{} codec: chunk of {} elements of {} must be {} bytes, got {}", ab_->name(),
+                     checked_num_elements(spec.shape), spec.dtype.name(), out.size(), bytes.size());
+    }
+    if (!bytes.empty() && bytes.data() != out.data()) std::memcpy(out.data(), bytes.data(), bytes.size());
+  }
+  ab_->decode_in_place(out, spec);
+  return true;
+}
+
+bool CodecChain::stores_raw_bytes(const ChunkSpec& spec) const {
+  return ab_ && aa_.empty() && bb_.empty() && ab_->is_identity(spec);
 }
 
 std::optional<std::uint64_t> CodecChain::encoded_size(const ChunkSpec& spec) const {

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
+#include "engine/chunk_read.h"
 #include "engine/device_read_hook.h"
 #include "engine/indexer.h"
 #include "engine/node_io.h"
@@ -175,17 +176,12 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
   if (!is_host_accessible(out.kind)) return read_into_device(*this, selection, out);  // the GPU path
   const ChunkPlan plan(m.shape, m.chunk_shape, selection);
   const NDView region = expand_to_region(out, plan.selection());
-  const std::size_t itemsize = m.dtype.size();
-  const ChunkSpec spec = m.chunk_spec();
-  const auto chunk_c_strides = NDView::c_strides(m.chunk_shape, itemsize);
-  const std::uint64_t chunk_bytes = checked_nbytes(m.chunk_shape, m.dtype);
   // A v2 null fill value reads as zeros; FillValue::null already holds zero bytes.
-  const ByteView fill = m.fill_value.bytes();
-  if (fill.size() != itemsize) {
-    fail_invalid("array '{}': the fill value has {} bytes, {} needs {}", display_path(path_), fill.size(),
-                 m.dtype.name(), itemsize);
+  if (m.fill_value.bytes().size() != m.dtype.size()) {
+    fail_invalid("array '{}': the fill value has {} bytes, {} needs {}", display_path(path_),
+                 m.fill_value.bytes().size(), m.dtype.name(), m.dtype.size());
   }
-  const BufferPrototype host = BufferPrototype::host();
+  const ChunkReadRequest request(*store_, m, region);
   const auto sharded = ShardIo::for_array(m);  // null unless sharding_indexed: see shard_io.h
 
   auto run = [&](std::size_t index) {
@@ -194,26 +190,7 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     const std::string key = m.chunk_key(task.chunk_coords);
     try {
       if (sharded) return sharded->read(*store_, join_key(path_, key), task, region);
-      const auto encoded = store_->get(join_key(path_, key), host);
-      if (!encoded) {
-        fill_task_region(task, region.data, region.byte_strides, fill);
-        return;
-      }
-      // Decode-into-output would go here: when task.is_entire_chunk and the region block
-      // is laid out like the chunk, the codec chain could write straight into the region (and a
-      // device prototype would decode on the GPU). Today the chain returns its own buffer.
-      const NDBuffer chunk = m.codecs->decode(encoded->view(), spec, host);
-      if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
-        fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
-                       chunk.nbytes(), fmt::join(chunk.shape(), ", "), chunk_bytes,
-                       fmt::join(m.chunk_shape, ", "));
-      }
-      if (task.is_entire_chunk && region_matches_chunk_layout(task, region.byte_strides, chunk_c_strides)) {
-        // The whole chunk in one piece.
-        std::memcpy(region.data + task_region_offset(task, region.byte_strides), chunk.data(), chunk.nbytes());
-        return;
-      }
-      copy_chunk_to_region(task, chunk.data(), chunk_c_strides, region.data, region.byte_strides, itemsize);
+      read_chunk_task(request, join_key(path_, key), task);  // chunk_read.h: straight into `region` where it can
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(path_),
                                           store_->describe(), key));

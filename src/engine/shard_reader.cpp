@@ -100,6 +100,23 @@ std::vector<Fetch> coalesce(std::vector<InnerRead*>& reads, std::uint64_t base, 
 void read_level(const ShardLevel& level, const ShardSource& source, const BlockRuns& runs, const Shape& valid,
                 const ReadContext& ctx);
 
+// Where an inner chunk selected whole by `runs` starts in the region, when the region holds
+// it in the inner chunk's own C layout (one run per axis, in order); null otherwise.
+std::byte* block_in_region(const BlockRuns& runs, const ShardLevel& level, const NDView& region) {
+  const Shape& inner = level.layout.inner_spec.shape;
+  std::int64_t offset = 0;
+  for (std::size_t a = 0; a < runs.size(); ++a) {
+    if (runs[a].size() != 1) return nullptr;
+    const AxisRun& run = runs[a][0];
+    if (run.chunk_start != 0 || run.count != inner[a]) return nullptr;
+    if (run.count != 1 && (run.chunk_step != 1 || region.byte_strides[a] * run.out_step != level.inner_strides[a])) {
+      return nullptr;
+    }
+    offset += region.byte_strides[a] * static_cast<std::int64_t>(run.out_start);
+  }
+  return region.data + offset;
+}
+
 // Decodes (or, nested, reads in part) one inner chunk and copies its selected elements.
 void finish_inner_read(const ShardLevel& level, const InnerRead& read, const ShardSource& source,
                        const ReadContext& ctx) {
@@ -112,6 +129,14 @@ void finish_inner_read(const ShardLevel& level, const InnerRead& read, const Sha
       if (source.bytes) inner.bytes = source.bytes->slice(to_size(read.entry.offset), to_size(read.entry.nbytes));
       read_level(*level.nested, inner, runs, read.chunk->valid(), ctx);
       return;
+    }
+    if (read.chunk->covered && read.chunk->inside) {
+      // The inner chunk fills a block of the output laid out like itself: decode straight
+      // into it.
+      if (std::byte* block = block_in_region(runs, level, ctx.region)) {
+        const MutableByteView out(block, to_size(level.inner_bytes));
+        if (level.codec->decode_inner_chunk_into(read.bytes.view(), level.layout, out)) return;
+      }
     }
     const NDBuffer chunk = level.codec->decode_inner_chunk(read.bytes.view(), level.layout);
     copy_block_to_region(runs, chunk.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,

@@ -245,6 +245,36 @@ std::optional<std::vector<Buffer>> LocalStore::get_ranges(std::string_view key,
   return parts;
 }
 
+std::optional<std::uint64_t> LocalStore::read_into(std::string_view key, std::span<const ByteRange> ranges,
+                                                   std::span<const MutableByteView> dests) {
+  validate_key(key);
+  if (ranges.size() != dests.size()) {
+    fail_invalid("read_into: {} ranges but {} destinations", ranges.size(), dests.size());
+  }
+  std::string path = checked_path(key);
+  std::optional<FileHandle> handle;
+  std::uint64_t size = 0;
+  if (!open_value(*io_, path, key, describe(), handle, size)) return std::nullopt;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const auto [begin, end] = ranges[i].resolve(size);
+    const std::size_t length = to_size(end - begin, "range size");
+    if (length > dests[i].size()) {
+      fail_invalid("read_into: range {} has {} bytes, its destination {}", i, length, dests[i].size());
+    }
+    std::size_t done = 0;
+    while (done < length) {
+      ssize_t got = retry_eintr([&] {
+        return io_->pread(handle->fd(), dests[i].data() + done, length - done, static_cast<off_t>(begin + done));
+      });
+      if (got < 0) fail_io("{}: cannot read key \"{}\": {}", describe(), key, errno_text(errno));
+      // The file shrank since it was opened: report the size that was read.
+      if (got == 0) return begin + done;
+      done += static_cast<std::size_t>(got);
+    }
+  }
+  return size;
+}
+
 std::optional<std::uint64_t> LocalStore::size(std::string_view key) {
   validate_key(key);
   std::string path = checked_path(key);

@@ -3,6 +3,7 @@
 #include "zarrkit/store.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "zarrkit/error.h"
@@ -112,6 +113,24 @@ std::optional<std::vector<Buffer>> Store::get_ranges(std::string_view key,
   }
   if (ranges.empty() && !exists(key)) return std::nullopt;
   return parts;
+}
+
+std::optional<std::uint64_t> Store::read_into(std::string_view key, std::span<const ByteRange> ranges,
+                                              std::span<const MutableByteView> dests) {
+  if (ranges.size() != dests.size()) {
+    fail_invalid("read_into: {} ranges but {} destinations", ranges.size(), dests.size());
+  }
+  const auto value = get(key, BufferPrototype::host());
+  if (!value) return std::nullopt;
+  const ByteView bytes = value->view();
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const auto [begin, end] = ranges[i].resolve(bytes.size());
+    if (end - begin > dests[i].size()) {
+      fail_invalid("read_into: range {} has {} bytes, its destination {}", i, end - begin, dests[i].size());
+    }
+    if (end > begin) std::memcpy(dests[i].data(), bytes.data() + begin, end - begin);
+  }
+  return bytes.size();
 }
 
 bool Store::exists(std::string_view key) {

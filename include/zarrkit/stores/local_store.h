@@ -69,6 +69,8 @@ class LocalStore : public Store {
                                                 std::span<const ByteRange> ranges,
                                                 const BufferPrototype& prototype =
                                                     BufferPrototype::host()) override;
+  std::optional<std::uint64_t> read_into(std::string_view key, std::span<const ByteRange> ranges,
+                                         std::span<const MutableByteView> dests) override;
   bool exists(std::string_view key) override;
   std::optional<std::uint64_t> size(std::string_view key) override;
   void set(std::string_view key, ByteView value) override;

@@ -1,0 +1,55 @@
+// Reading one chunk task of an unsharded array into the caller's output, with as few
+// passes over the bytes as the codecs allow:
+//
+//  - uncompressed chunks (the chain stores raw bytes): a chunk that fills its part of the
+//    output in the chunk's own layout is read from the store straight into the output; a
+//    chunk read in part is read as byte ranges covering only what the task selects;
+//  - other chains: the encoded chunk is fetched, and decoded straight into the output when
+//    the chunk fills its part of the output in its own layout (CodecChain::decode_into);
+//  - otherwise the chunk is decoded into a buffer and its selected elements copied.
+//
+// Buffers come from the host allocator, whose chunk-sized blocks are reused per thread
+// (core/host_block_cache.h), so steady-state reads allocate no fresh memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/indexer.h"
+#include "zarrkit/codec.h"
+#include "zarrkit/metadata.h"
+#include "zarrkit/store.h"
+
+namespace zarrkit {
+
+// What every task of one read request shares.
+struct ChunkReadRequest {
+  ChunkReadRequest(Store& store, const ArrayMetadata& metadata, const NDView& region);
+
+  Store& store;
+  const ArrayMetadata& metadata;
+  const NDView& region;  // the output, one axis per array axis (expand_to_region)
+  ChunkSpec spec;
+  std::vector<std::int64_t> chunk_strides;  // of the decoded chunk, C order, bytes
+  std::uint64_t chunk_bytes = 0;
+  ByteView fill;
+  bool raw = false;  // the chain stores raw bytes (CodecChain::stores_raw_bytes)
+};
+
+// Reads the task's elements of the chunk stored at `key` into the request's region.
+void read_chunk_task(const ChunkReadRequest& request, const std::string& key, const ChunkTask& task);
+
+// The byte ranges of a chunk that a partial read fetches: `count` slabs of `slab_bytes`
+// bytes, the first at `first_offset`, each further one at the offset the strides give.
+// Exposed for tests.
+struct SlabPlan {
+  std::size_t outer_axes = 0;                 // slabs are indexed by the box on these axes
+  std::vector<std::uint64_t> box_begin;       // per axis, in chunk coordinates
+  std::vector<std::uint64_t> box_extent;      // per axis
+  std::uint64_t slab_bytes = 0;
+  std::uint64_t num_slabs = 0;
+};
+SlabPlan plan_slabs(const ChunkTask& task, std::span<const std::int64_t> chunk_strides, std::size_t itemsize);
+
+}  // namespace zarrkit

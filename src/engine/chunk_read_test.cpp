@@ -1,0 +1,297 @@
+// The read paths of chunk_read.h: straight into the output (decode_into, pread of raw
+// chunks), byte ranges of raw chunks, and decode-then-copy must give the same elements.
+#include "engine/chunk_read.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "engine/selection_testing.h"
+#include "zarrkit/array.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
+#include "zarrkit/selection.h"
+#include "zarrkit/stores/local_store.h"
+#include "zarrkit/stores/memory_store.h"
+
+namespace zarrkit {
+namespace {
+
+using json = nlohmann::json;
+
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            fmt::format("zarrkit-chunk-read-test-{}-{}", ::getpid(), counter++);
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+json bytes_codec(const char* endian) { return {{"name", "bytes"}, {"configuration", {{"endian", endian}}}}; }
+const json kZstd = {{"name", "zstd"}, {"configuration", {{"level", 1}}}};
+const json kGzip = {{"name", "gzip"}, {"configuration", {{"level", 1}}}};
+const json kCrc = {{"name", "crc32c"}};
+const json kLz4 = {{"name", "numcodecs.lz4"}, {"configuration", {{"acceleration", 1}}}};
+json blosc(int typesize) {
+  return {{"name", "blosc"},
+          {"configuration",
+           {{"cname", "lz4"}, {"clevel", 5}, {"shuffle", "shuffle"}, {"typesize", typesize}, {"blocksize", 0}}}};
+}
+json transpose(std::size_t ndim) {
+  json order = json::array();
+  for (std::size_t a = ndim; a-- > 0;) order.push_back(a);
+  return {{"name", "transpose"}, {"configuration", {{"order", order}}}};
+}
+json sharding(const Shape& inner, json codecs) {
+  return {{"name", "sharding_indexed"},
+          {"configuration",
+           {{"chunk_shape", inner},
+            {"codecs", std::move(codecs)},
+            {"index_codecs", json::array({bytes_codec("little"), kCrc})},
+            {"index_location", "end"}}}};
+}
+
+// Every chain kind the read paths tell apart, for an array of `ndim` axes and `dtype`.
+std::vector<std::pair<std::string, json>> chains(std::size_t ndim, const DataType& dtype, const Shape& inner) {
+  const json le = bytes_codec("little");
+  return {
+      {"raw", json::array({le})},
+      {"raw big-endian", json::array({bytes_codec("big")})},
+      {"zstd", json::array({le, kZstd})},
+      {"zstd big-endian", json::array({bytes_codec("big"), kZstd})},
+      {"blosc", json::array({le, blosc(static_cast<int>(dtype.size()))})},
+      {"gzip", json::array({le, kGzip})},
+      {"lz4", json::array({le, kLz4})},
+      {"crc32c", json::array({le, kCrc})},
+      {"zstd crc32c", json::array({le, kZstd, kCrc})},
+      {"crc32c zstd", json::array({le, kCrc, kZstd})},   // the checksum inside: decode then copy
+      {"zstd gzip", json::array({le, kZstd, kGzip})},   // two compressors: decode then copy
+      {"transpose zstd", json::array({transpose(ndim), le, kZstd})},
+      {"sharded zstd", json::array({sharding(inner, json::array({le, kZstd}))})},
+      {"sharded raw", json::array({sharding(inner, json::array({le}))})},
+  };
+}
+
+std::vector<std::byte> random_bytes(std::mt19937_64& rng, std::size_t n) {
+  std::vector<std::byte> out(n);
+  for (auto& b : out) b = static_cast<std::byte>(rng());
+  return out;
+}
+
+// The elements of `sel` of a C-order array, in C order of the selection.
+std::vector<std::byte> reference_read(const std::vector<std::byte>& data, const Shape& shape, std::size_t itemsize,
+                                      const Selection& sel) {
+  const auto axes = testing::reference_axes(sel, shape);
+  Shape counts;
+  for (const auto& a : axes) counts.push_back(a.indices.size());
+  std::vector<std::byte> out;
+  testing::for_each_index(counts, [&](const std::vector<std::uint64_t>& k) {
+    std::vector<std::uint64_t> g(shape.size());
+    for (std::size_t a = 0; a < shape.size(); ++a) g[a] = axes[a].indices[k[a]];
+    const auto* p = data.data() + testing::linear_index(g, shape) * itemsize;
+    out.insert(out.end(), p, p + itemsize);
+  });
+  return out;
+}
+
+struct Geometry {
+  Shape shape;
+  Shape chunks;
+  Shape inner;  // inner chunks of the sharded chains
+};
+
+TEST(ChunkRead, DirectPathsAndCopyPathsGiveTheSameElements) {
+  const std::vector<Geometry> geometries = {
+      {{37}, {8}, {4}},
+      {{13, 17}, {4, 8}, {2, 4}},
+      {{9, 10, 11}, {4, 5, 11}, {2, 5, 11}},
+      {{6, 8, 8}, {3, 8, 8}, {3, 4, 8}},
+  };
+  const std::vector<DataType> dtypes = {DataType::uint_(8), DataType::uint_(16), DataType::float_(64)};
+  std::mt19937_64 rng(6);
+  int checked = 0;
+  for (const bool local : {true, false}) {
+    TempDir dir;
+    std::shared_ptr<Store> store =
+        local ? std::shared_ptr<Store>(LocalStore::open(dir.path() / "a.zarr")) : MemoryStore::create();
+    for (const Geometry& g : geometries) {
+      for (const DataType& dtype : dtypes) {
+        for (const auto& [name, codecs] : chains(g.shape.size(), dtype, g.inner)) {
+          SCOPED_TRACE(fmt::format("{} store, shape [{}], chunks [{}], {}, {}", local ? "local" : "memory",
+                                   fmt::join(g.shape, ","), fmt::join(g.chunks, ","), dtype.name(), name));
+          ArraySpec spec;
+          spec.shape = g.shape;
+          spec.chunks = g.chunks;
+          spec.dtype = dtype;
+          spec.codecs = codecs;
+          spec.fill_value = 7;
+          Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+          std::uint64_t n = 1;
+          for (auto d : g.shape) n *= d;
+          std::vector<std::byte> data = random_bytes(rng, n * dtype.size());
+          const NDView source{data.data(), g.shape, NDView::c_strides(g.shape, dtype.size()), dtype};
+          array.write(Selection{}, source);
+
+          // Whole, into a C-order buffer: interior chunks go straight into it.
+          const NDBuffer whole = array.read(Selection{});
+          ASSERT_EQ(std::vector<std::byte>(whole.data(), whole.data() + whole.nbytes()), data);
+
+          // Whole, into a view whose last axis is padded: no chunk matches its layout, so
+          // every chunk takes the copy path.
+          Shape padded = g.shape;
+          padded.back() += 3;
+          std::vector<std::byte> room(checked_nbytes(padded, dtype), std::byte{0});
+          NDView strided{room.data(), g.shape, NDView::c_strides(padded, dtype.size()), dtype};
+          array.read_into(Selection{}, strided);
+          std::vector<std::byte> compact(data.size());
+          testing::for_each_index(g.shape, [&](const std::vector<std::uint64_t>& k) {
+            std::int64_t from = 0;
+            for (std::size_t a = 0; a < k.size(); ++a) from += strided.byte_strides[a] * static_cast<std::int64_t>(k[a]);
+            std::memcpy(compact.data() + testing::linear_index(k, g.shape) * dtype.size(), room.data() + from,
+                        dtype.size());
+          });
+          ASSERT_EQ(compact, data);
+
+          // Parts: boxes, steps, lists, integers (raw chunks: byte ranges).
+          for (int i = 0; i < 12; ++i) {
+            const Selection sel = testing::random_selection(rng, g.shape);
+            SCOPED_TRACE("selection " + testing::describe_selection(sel));
+            const NDBuffer got = array.read(sel);
+            ASSERT_EQ(std::vector<std::byte>(got.data(), got.data() + got.nbytes()),
+                      reference_read(data, g.shape, dtype.size(), sel));
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * 4 * 3 * 14);
+}
+
+TEST(ChunkRead, RawChunksOfTheWrongSizeAreDataLossWholeOrInPart) {
+  TempDir dir;
+  auto store = LocalStore::open(dir.path() / "a.zarr");
+  ArraySpec spec;
+  spec.shape = {8, 8};
+  spec.chunks = {8, 8};
+  spec.dtype = DataType::uint_(16);
+  spec.codecs = json::array({bytes_codec("little")});
+  Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+  std::vector<std::uint16_t> values(64, 5);
+  array.write(Selection{}, NDView{reinterpret_cast<std::byte*>(values.data()), {8, 8}, {16, 2}, spec.dtype});
+  const auto chunk_file = dir.path() / "a.zarr" / "x" / "c" / "0" / "0";
+  ASSERT_TRUE(std::filesystem::exists(chunk_file));
+  const Selection part = {Slice{1, 3, 1}, Slice{2, 5, 1}};
+
+  std::filesystem::resize_file(chunk_file, 100);  // short
+  EXPECT_THROW(array.read(Selection{}), DataLossError);
+  EXPECT_THROW(array.read(part), DataLossError);
+  std::filesystem::resize_file(chunk_file, 200);  // long
+  EXPECT_THROW(array.read(Selection{}), DataLossError);
+  EXPECT_THROW(array.read(part), DataLossError);
+  std::filesystem::remove(chunk_file);  // absent: the fill value
+  const NDBuffer got = array.read(part);
+  EXPECT_EQ(got.nbytes(), 2u * 3 * 2);
+}
+
+TEST(ChunkRead, CompressedChunksThatDecodeToTheWrongSizeAreDataLoss) {
+  auto store = MemoryStore::create();
+  ArraySpec spec;
+  spec.shape = {16};
+  spec.chunks = {16};
+  spec.dtype = DataType::uint_(8);
+  for (const json& compressor : {kZstd, kGzip, kLz4, blosc(1)}) {
+    SCOPED_TRACE(compressor.dump());
+    spec.codecs = json::array({bytes_codec("little"), compressor});
+    Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+    // A chunk of 15 and one of 17 bytes, encoded by the same chain.
+    for (const std::uint64_t wrong : {15u, 17u}) {
+      ChunkSpec other{{wrong}, spec.dtype, array.metadata().fill_value};
+      NDBuffer chunk = NDBuffer::allocate({wrong}, spec.dtype);
+      std::memset(chunk.data(), 3, chunk.nbytes());
+      const Buffer encoded = array.metadata().codecs->encode(chunk, other);
+      store->set("x/c/0", encoded.view());
+      EXPECT_THROW(array.read(Selection{}), DataLossError);
+    }
+  }
+}
+
+TEST(ChunkRead, SlabPlanReadsTheRowsOfACropNotTheWholeChunk) {
+  // A 32^3 crop of a float32 chunk of 64x256x256: 32 slabs of 32 rows each.
+  ArraySpec spec;
+  spec.shape = {64, 256, 256};
+  spec.chunks = {64, 256, 256};
+  spec.dtype = DataType::float_(32);
+  spec.codecs = json::array({bytes_codec("little")});
+  const ArrayMetadata m = make_array_metadata(spec, CodecRegistry::builtin());
+  const ChunkPlan plan(m.shape, m.chunk_shape, Selection{Slice{10, 42, 1}, Slice{100, 132, 1}, Slice{7, 39, 1}});
+  ASSERT_EQ(plan.num_tasks(), 1u);
+  const SlabPlan slabs = plan_slabs(plan.task(0), NDView::c_strides(m.chunk_shape, 4), 4);
+  EXPECT_EQ(slabs.outer_axes, 1u);
+  EXPECT_EQ(slabs.num_slabs, 32u);
+  EXPECT_EQ(slabs.slab_bytes, 31u * 256 * 4 + 32 * 4);
+  EXPECT_EQ(slabs.box_begin, (std::vector<std::uint64_t>{10, 100, 7}));
+  EXPECT_EQ(slabs.box_extent, (std::vector<std::uint64_t>{32, 32, 32}));
+}
+
+TEST(ChunkRead, ManyThreadsReadingAtOnceGetTheirOwnBuffers) {
+  // Chunks large enough for the host block cache; readers on several threads at once,
+  // each through the shared pool, must never see another's bytes.
+  auto store = MemoryStore::create();
+  ArraySpec spec;
+  spec.shape = {8, 256, 256};
+  spec.chunks = {1, 256, 256};
+  spec.dtype = DataType::uint_(32);
+  spec.codecs = json::array({bytes_codec("little"), kZstd});
+  Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+  std::vector<std::uint32_t> values(8 * 256 * 256);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i * 2654435761u);
+  array.write(Selection{}, NDView{reinterpret_cast<std::byte*>(values.data()), spec.shape,
+                                  NDView::c_strides(spec.shape, 4), spec.dtype});
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        const std::uint64_t plane = static_cast<std::uint64_t>((t + i) % 8);
+        // Alternate whole planes (straight into the output) and parts (decoded, copied).
+        const auto p0 = static_cast<std::int64_t>(plane);
+        const Selection sel = i % 2 == 0 ? Selection{Slice{p0, p0 + 1, 1}} : Selection{p0, Slice{3, 200, 2}};
+        const NDBuffer got = array.read(sel);
+        const auto* p = reinterpret_cast<const std::uint32_t*>(got.data());
+        if (i % 2 == 0) {
+          if (std::memcmp(p, values.data() + plane * 65536, 65536 * 4) != 0) ++mismatches;
+        } else {
+          for (std::size_t r = 0; r < got.shape()[0]; ++r) {
+            for (std::size_t c = 0; c < 256; ++c) {
+              if (p[r * 256 + c] != values[plane * 65536 + (3 + 2 * r) * 256 + c]) ++mismatches;
+            }
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+}  // namespace
+}  // namespace zarrkit
