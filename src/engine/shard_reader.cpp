@@ -138,6 +138,13 @@ void finish_inner_read(const ShardLevel& level, const InnerRead& read, const Sha
         if (level.codec->decode_inner_chunk_into(read.bytes.view(), level.layout, out)) return;
       }
     }
+    // Otherwise decode into one buffer (no intermediate ones) and copy what is selected.
+    Buffer decoded = Buffer::allocate(to_size(level.inner_bytes));
+    if (level.codec->decode_inner_chunk_into(read.bytes.view(), level.layout, decoded.mutable_view())) {
+      copy_block_to_region(runs, decoded.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,
+                           level.layout.inner_spec.dtype.size());
+      return;
+    }
     const NDBuffer chunk = level.codec->decode_inner_chunk(read.bytes.view(), level.layout);
     copy_block_to_region(runs, chunk.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,
                          level.layout.inner_spec.dtype.size());
