@@ -61,6 +61,12 @@ class Array {
   // with the elements as strings. UnsupportedError for other types and for sharded ones.
   VarNDBuffer read_var(const Selection& selection = {}) const;
   void write_var(const Selection& selection, const VarNDBuffer& data);
+  // Coordinate and mask selections (below) of variable-length elements; block selections
+  // go through read_var(block_selection(...)).
+  VarNDBuffer read_var_coordinates(const CoordinateSelection& coordinates) const;
+  void write_var_coordinates(const CoordinateSelection& coordinates, const VarNDBuffer& data);
+  VarNDBuffer read_var_mask(const MaskSelection& mask) const;
+  void write_var_mask(const MaskSelection& mask, const VarNDBuffer& data);
 
   // The shape a selection produces.
   Shape selection_shape(const Selection& selection) const;

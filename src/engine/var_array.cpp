@@ -12,6 +12,7 @@
 //
 // Elements equal to the fill value always get id 0, so a chunk of nothing but fill values
 // is all zero ids and is erased like any other (as zarr-python does).
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <shared_mutex>
@@ -222,20 +223,22 @@ std::shared_ptr<const ArrayMetadata> id_metadata(const ArrayMetadata& m, std::sh
   return ids;
 }
 
-}  // namespace
+// Every kind of selection of variable-length elements runs the fixed-size engine on the
+// ids array: `read` reads ids from the array with the metadata given, `write` writes them.
+using IdMetadata = std::shared_ptr<const ArrayMetadata>;
 
-VarNDBuffer Array::read_var(const Selection& selection) const {
+VarNDBuffer read_elements(const ArrayMetadata& m, const std::function<NDBuffer(IdMetadata)>& read) {
   auto tables = std::make_shared<ElementTables>();
-  const Array ids_array(store_, path_, id_metadata(*metadata_, tables, 0));
-  const NDBuffer ids = ids_array.read(selection);
+  const NDBuffer ids = read(id_metadata(m, tables, 0));
   const auto* id_data = reinterpret_cast<const std::uint64_t*>(ids.data());
-  return VarNDBuffer(ids.shape(), dtype(), tables->resolve(id_data, to_size(ids.num_elements()), fill_string(*metadata_)));
+  return VarNDBuffer(ids.shape(), m.dtype, tables->resolve(id_data, to_size(ids.num_elements()), fill_string(m)));
 }
 
-void Array::write_var(const Selection& selection, const VarNDBuffer& data) {
-  require_variable_length(*metadata_);
-  if (data.dtype().kind() != dtype().kind()) {
-    fail_invalid("cannot write {} elements to array '{}' of {}", data.dtype().name(), path_, dtype().name());
+void write_elements(const ArrayMetadata& m, const std::string& path, const VarNDBuffer& data,
+                    const std::function<void(IdMetadata, const NDView&)>& write) {
+  require_variable_length(m);
+  if (data.dtype().kind() != m.dtype.kind()) {
+    fail_invalid("cannot write {} elements to array '{}' of {}", data.dtype().name(), path, m.dtype.name());
   }
   if (data.num_elements() > kMaxTableElements) {
     fail_resource("cannot write {} variable-length elements in one request (at most {})", data.num_elements(),
@@ -245,14 +248,46 @@ void Array::write_var(const Selection& selection, const VarNDBuffer& data) {
   // The caller's elements are table 1, borrowed (they outlive the write) rather than copied.
   const std::uint64_t input_table =
       tables->add(std::shared_ptr<const std::vector<std::string>>(&data.elements(), [](const void*) {}));
-  Array ids_array(store_, path_, id_metadata(*metadata_, tables, input_table));
+  IdMetadata ids_metadata = id_metadata(m, tables, input_table);
   NDBuffer ids = NDBuffer::allocate(data.shape(), DataType::uint_(64));
   auto* id_data = reinterpret_cast<std::uint64_t*>(ids.data());
-  const std::string fill = fill_string(*metadata_);
+  const std::string fill = fill_string(m);
   for (std::size_t i = 0; i < data.elements().size(); ++i) {
     id_data[i] = data[i] == fill ? 0 : (input_table << kIndexBits) | i;
   }
-  ids_array.write(selection, ids.view());
+  write(std::move(ids_metadata), ids.view());
+}
+
+}  // namespace
+
+// The lambdas below are members' code, so they may use Array's private constructor.
+VarNDBuffer Array::read_var(const Selection& selection) const {
+  return read_elements(*metadata_, [&](IdMetadata ids) { return Array(store_, path_, ids).read(selection); });
+}
+
+VarNDBuffer Array::read_var_coordinates(const CoordinateSelection& coordinates) const {
+  return read_elements(*metadata_,
+                       [&](IdMetadata ids) { return Array(store_, path_, ids).read_coordinates(coordinates); });
+}
+
+VarNDBuffer Array::read_var_mask(const MaskSelection& mask) const {
+  return read_elements(*metadata_, [&](IdMetadata ids) { return Array(store_, path_, ids).read_mask(mask); });
+}
+
+void Array::write_var(const Selection& selection, const VarNDBuffer& data) {
+  write_elements(*metadata_, path_, data,
+                 [&](IdMetadata ids, const NDView& view) { Array(store_, path_, ids).write(selection, view); });
+}
+
+void Array::write_var_coordinates(const CoordinateSelection& coordinates, const VarNDBuffer& data) {
+  write_elements(*metadata_, path_, data, [&](IdMetadata ids, const NDView& view) {
+    Array(store_, path_, ids).write_coordinates(coordinates, view);
+  });
+}
+
+void Array::write_var_mask(const MaskSelection& mask, const VarNDBuffer& data) {
+  write_elements(*metadata_, path_, data,
+                 [&](IdMetadata ids, const NDView& view) { Array(store_, path_, ids).write_mask(mask, view); });
 }
 
 }  // namespace zarrkit

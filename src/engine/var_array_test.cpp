@@ -152,6 +152,71 @@ TEST(VarArray, ShardedStrings) {
   EXPECT_EQ(stored(*store, "a/c/1/1"), "<absent>");
 }
 
+// Coordinate (vindex), mask and block selections of strings, against a C-order model, in
+// v2, v3 and sharded v3 arrays.
+TEST(VarArray, CoordinateMaskAndBlockSelections) {
+  const json sharded = json::array(
+      {{{"name", "sharding_indexed"},
+        {"configuration",
+         {{"chunk_shape", {3, 1}},
+          {"codecs", json::array({{{"name", "vlen-utf8"}, {"configuration", json::object()}}})},
+          {"index_codecs", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                        {{"name", "crc32c"}}})},
+          {"index_location", "start"}}}}});
+  const Shape shape = {7, 5};
+  for (int layout = 0; layout < 3; ++layout) {
+    SCOPED_TRACE(layout);
+    std::mt19937_64 rng(100 + layout);
+    auto store = MemoryStore::create();
+    Array array = Array::create(
+        store, "a",
+        layout == 2 ? metadata(3, DataType::string(), shape, {3, 2}, "", sharded)
+                    : metadata(layout == 0 ? 2 : 3, DataType::string(), shape, {3, 2}, "fill"));
+    std::vector<std::string> model(35);
+    for (auto& element : model) element = sample_string(rng);
+    array.write_var({}, strings(shape, model));
+    auto at = [&](std::int64_t i, std::int64_t j) { return model[i * 5 + j]; };
+
+    // Points, with negative indices and a repeat; read in the coordinates' order.
+    CoordinateSelection points = {{0, 6, 3, -4, 2}, {4, 0, 1, 1, -1}};
+    EXPECT_EQ(array.read_var_coordinates(points),
+              strings({5}, {at(0, 4), at(6, 0), at(3, 1), at(3, 1), at(2, 4)}));
+    // 2-d coordinate arrays broadcast against a scalar.
+    CoordinateSelection grid = {CoordinateArray(Shape{2, 2}, {0, 1, 5, 6}), CoordinateArray::scalar(2)};
+    EXPECT_EQ(array.read_var_coordinates(grid), strings({2, 2}, {at(0, 2), at(1, 2), at(5, 2), at(6, 2)}));
+    // Writing: the last value of a repeated point wins, as in NumPy.
+    array.write_var_coordinates(points, strings({5}, {"p0", "p1", "first", "last", "p4"}));
+    model[0 * 5 + 4] = "p0";
+    model[6 * 5 + 0] = "p1";
+    model[3 * 5 + 1] = "last";
+    model[2 * 5 + 4] = "p4";
+    EXPECT_EQ(array.read_var(), strings(shape, model));
+
+    // A mask: every third element in C order.
+    MaskSelection mask{shape, std::vector<std::uint8_t>(35)};
+    std::vector<std::string> selected, replacement;
+    for (std::size_t k = 0; k < 35; ++k) {
+      mask.mask[k] = k % 3 == 0;
+      if (k % 3 != 0) continue;
+      selected.push_back(model[k]);
+      replacement.push_back(k % 2 ? "m" + std::to_string(k) : std::string(layout == 2 ? "" : "fill"));
+    }
+    EXPECT_EQ(array.read_var_mask(mask), strings({selected.size()}, selected));
+    array.write_var_mask(mask, strings({replacement.size()}, replacement));
+    for (std::size_t k = 0, r = 0; k < 35; k += 3) model[k] = replacement[r++];
+    EXPECT_EQ(array.read_var(), strings(shape, model));
+
+    // Blocks: chunk row 1 (rows 3..5), chunk columns 2 and 0 (columns 4, then 0 and 1).
+    const Selection blocks = {std::int64_t{1}, IndexArray{{2, 0}}};
+    std::vector<std::string> expected;
+    for (std::int64_t i = 3; i < 6; ++i) {
+      for (std::int64_t j : {4, 0, 1}) expected.push_back(at(i, j));
+    }
+    EXPECT_EQ(array.read_var(array.block_selection(blocks)), strings({3, 3}, expected));
+    EXPECT_THROW(array.read_var_coordinates({{0, 7}, {0, 0}}), InvalidArgumentError);  // out of bounds
+  }
+}
+
 TEST(VarArray, ChunksOfOnlyTheFillValueAreErasedAndMissingOnesReadAsIt) {
   auto store = MemoryStore::create();
   Array array = Array::create(store, "a", metadata(3, DataType::string(), {6}, {3}, "zz"));
