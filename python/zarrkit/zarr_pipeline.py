@@ -67,6 +67,31 @@ def _chain_v2(zarray_json: str) -> Any:
         return None
 
 
+# Modules of the codec classes zarr-python and numcodecs ship. A codec of another class is
+# a user's own implementation (registered for a codec name through zarr.config's
+# "codecs.<name>" or numcodecs' registry): it must run, so its chains stay with zarr-python.
+_STOCK_CODEC_MODULES = ("zarr.codecs.", "numcodecs.")
+
+
+def _stock(codec: Any) -> bool:
+    return type(codec).__module__.startswith(_STOCK_CODEC_MODULES)
+
+
+def _all_stock(codecs: Iterable[Any]) -> bool:
+    """True when every codec, the inner ones of shards and v2 wrappers included, is one
+    zarr-python or numcodecs ships."""
+    for codec in codecs:
+        if not _stock(codec):
+            return False
+        if isinstance(codec, V2Codec):
+            inner = [c for c in (codec.compressor, *(codec.filters or ())) if c is not None]
+        else:  # sharding_indexed carries chains of its own
+            inner = [*getattr(codec, "codecs", ()), *getattr(codec, "index_codecs", ())]
+        if inner and not _all_stock(inner):
+            return False
+    return True
+
+
 def _native(dtype: np.dtype) -> np.dtype:
     return dtype.newbyteorder("=")
 
@@ -107,6 +132,8 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
             return None
         # Objects and NumPy's variable-length strings stay with zarr-python's codecs.
         if spec.dtype.to_native_dtype().kind in "OT":
+            return None
+        if not _all_stock(self):
             return None
         if self.v2_zarray is not None:
             return _chain_v2(self.v2_zarray)
