@@ -123,3 +123,15 @@ def test_bad_zips_are_refused(tmp_path, zarrkit):
     zarrkit.expect_error("info", truncated, exit_code=1)
     (tmp_path / "text.zip").write_text("not a zip")
     zarrkit.expect_error("export", tmp_path / "text.zip", tmp_path / "x.npy", exit_code=1)
+
+
+def test_a_zip_that_cannot_be_written_fails_the_command(tmp_path, zarrkit):
+    """The archive is written when the command finishes its writes; an error there (here: its
+    directory cannot be created, a file is in the way) is the command's error and exit code,
+    not a message after a successful exit."""
+    zarr_python_zip(tmp_path / "good.zip")
+    (tmp_path / "blocker").write_text("a file, not a directory")
+    target = tmp_path / "blocker" / "copy.zip"
+    message = zarrkit.expect_error("cp", tmp_path / "good.zip", target, exit_code=1)
+    assert "copy.zip" in message
+    assert not target.exists()

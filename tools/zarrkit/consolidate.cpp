@@ -22,6 +22,7 @@ void run_consolidate(const std::string& location) {
   }
   StoreLocation target = open_location(location, /*for_writing=*/true);
   const Group group = consolidate_metadata(target.store, target.path);
+  finish_writes(target, location);
   std::cout << fmt::format("consolidated the metadata of {} nodes below {} into {}\n", group.walk().size(), location,
                            group.zarr_format() == 3 ? "zarr.json" : ".zmetadata");
 }

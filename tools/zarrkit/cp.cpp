@@ -81,12 +81,16 @@ void copy_node(const CopyOptions& o) {
     throw UsageError(fmt::format("cp: {} and {} are the same node", o.source, o.dest));
   }
   global_config().write_empty_chunks = o.write.write_empty_chunks;
-  if (source.info.type == NodeType::kGroup) return copy_group(source, dest, o.write, o.dest, o.consolidate);
-  try {
-    copy_array(Array::open(source.store, source.path), dest, o.write, o.dest);
-  } catch (const Error& e) {
-    rethrow_with_context(e, fmt::format("copying {} to {}", o.source, o.dest));
+  if (source.info.type == NodeType::kGroup) {
+    copy_group(source, dest, o.write, o.dest, o.consolidate);
+  } else {
+    try {
+      copy_array(Array::open(source.store, source.path), dest, o.write, o.dest);
+    } catch (const Error& e) {
+      rethrow_with_context(e, fmt::format("copying {} to {}", o.source, o.dest));
+    }
   }
+  finish_writes(dest, o.dest);
 }
 
 void run_cp(const CopyOptions& o) {

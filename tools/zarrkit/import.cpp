@@ -12,6 +12,7 @@
 #include "zarrkit/config.h"
 #include "zarrkit/convert.h"
 #include "zarrkit/error.h"
+#include "zarrkit/location.h"
 #include "zarrkit/npy.h"
 #include "zarrkit/progress.h"
 #include "zarrkit/stores/open_store.h"
@@ -63,6 +64,7 @@ void run_import(const ImportOptions& o) {
   } catch (const Error& e) {
     rethrow_with_context(e, fmt::format("importing {} into {}", o.input, o.array));
   }
+  finish_writes(dest, o.array);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "zarrkit/error.h"
 #include "zarrkit/stores/open_store.h"
+#include "zarrkit/stores/zip_store.h"
 
 namespace zarrkit::cli {
 
@@ -19,6 +20,16 @@ Array open_array(const std::string& location) {
     return Array::open(node.store, node.path);
   } catch (const Error& e) {
     rethrow_with_context(e, location);
+  }
+}
+
+void finish_writes(const StoreLocation& where, const std::string& location) {
+  auto* zip = dynamic_cast<ZipStore*>(where.store.get());
+  if (zip == nullptr) return;
+  try {
+    zip->flush();
+  } catch (const Error& e) {
+    rethrow_with_context(e, fmt::format("writing {}", location));
   }
 }
 

@@ -7,6 +7,7 @@
 #include "zarrkit/array.h"
 #include "zarrkit/group.h"
 #include "zarrkit/store.h"
+#include "zarrkit/stores/open_store.h"
 
 namespace zarrkit::cli {
 
@@ -21,5 +22,9 @@ struct OpenedNode {
 OpenedNode open_node(const std::string& location);
 // The array at `location`; InvalidArgumentError when it is a group.
 Array open_array(const std::string& location);
+
+// Completes the writes of a command: a zip archive is written out here (not when the store is
+// destroyed), so that an error writing it reaches the exit code. No-op for other stores.
+void finish_writes(const StoreLocation& where, const std::string& location);
 
 }  // namespace zarrkit::cli

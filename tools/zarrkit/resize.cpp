@@ -2,6 +2,7 @@
 // array's shape in place, like zarr-python's Array.resize and Array.append.
 #include <charconv>
 #include <memory>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <fmt/ranges.h>
@@ -50,12 +51,12 @@ Shape parse_shape(const std::string& text) {
   return shape;
 }
 
-// The array at `location`, opened for writing (it must exist).
-Array open_array_for_writing(const std::string& location) {
+// The array at `location`, opened for writing (it must exist), and where it is.
+std::pair<Array, StoreLocation> open_array_for_writing(const std::string& location) {
   open_array(location);  // NotFoundError / "is a group" before anything is created
   StoreLocation where = open_location(location, /*for_writing=*/true);
   try {
-    return Array::open(where.store, where.path);
+    return {Array::open(where.store, where.path), where};
   } catch (const Error& e) {
     rethrow_with_context(e, location);
   }
@@ -64,16 +65,17 @@ Array open_array_for_writing(const std::string& location) {
 void run_resize(const ResizeOptions& o) {
   Shape shape;
   as_usage_error("shape " + o.shape, [&] { shape = parse_shape(o.shape); });
-  Array array = open_array_for_writing(o.array);
+  auto [array, where] = open_array_for_writing(o.array);
   if (shape.size() != array.ndim()) {
     throw UsageError(fmt::format("shape {}: the array {} has {} axes, the shape has {}", o.shape, o.array,
                                  array.ndim(), shape.size()));
   }
   array.resize(shape);
+  finish_writes(where, o.array);
 }
 
 void run_append(const AppendOptions& o) {
-  Array array = open_array_for_writing(o.array);
+  auto [array, where] = open_array_for_writing(o.array);
   NpyReader reader(o.input);
   if (!(reader.dtype() == array.dtype())) {
     fail_invalid("{} holds {}, the array {} holds {}", o.input, reader.dtype().name(), o.array, array.dtype().name());
@@ -84,6 +86,7 @@ void run_append(const AppendOptions& o) {
   // The data is read whole: appends are usually small next to the array.
   const NDBuffer data = reader.read_all();
   array.append(data.view(), o.axis);
+  finish_writes(where, o.array);
 }
 
 }  // namespace
