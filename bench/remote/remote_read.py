@@ -1,15 +1,19 @@
-"""Reading a Zarr array over HTTP from nginx on loopback: zarrkit against tensorstore and
-zarr-python (fsspec's HTTP filesystem), with curl fetching the same files in parallel as the
-ceiling of what the server and the loopback deliver (no decoding).
+"""Reading a Zarr array from servers on loopback: nginx over HTTP and moto's S3 server.
 
-    .venv/bin/python bench/remote/http_read.py [--reps 5] [--concurrency 64] [--out bench/remote/RESULTS.md]
+zarrkit against tensorstore and zarr-python (with fsspec and with obstore), and a plain
+parallel client (curl --parallel, no decoding) fetching the same objects: the ceiling of what
+the server and the loopback deliver.
 
+    .venv/bin/python bench/remote/remote_read.py [--reps 5] [--concurrency 64] [--servers http,s3]
+
+The peers come from requirements/bench.txt (obstore) and requirements/remote.txt (moto, s3fs).
 Small on purpose (32 MiB arrays): the development machine is shared. Each peer reads the
-whole array once to warm up, then `--reps` times; the table shows the median. Every read is
-checked against the values written.
+whole array once to warm up (connections, metadata), then `--reps` times; the tables show the
+median. Every read is checked against the values written.
 """
 
 import argparse
+import importlib.metadata
 import os
 import platform
 import shutil
@@ -26,13 +30,17 @@ import zarr
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "remote"))
-from servers import Nginx  # noqa: E402
+from servers import MotoServer, Nginx  # noqa: E402
 
 SHAPE = (256, 256, 256)  # uint16: 32 MiB
 LAYOUTS = {
-    "chunks 64^3 (64 files of 512 KiB), zstd 1": dict(chunks=(64, 64, 64)),
-    "shards 128^3 of 32^3 inner chunks (8 files, ranged reads), zstd 1": dict(chunks=(32, 32, 32), shards=(128, 128, 128)),
+    "chunks 64^3 (64 objects of 512 KiB), zstd 1": dict(chunks=(64, 64, 64)),
+    "shards 128^3 of 32^3 inner chunks (8 objects, ranged reads), zstd 1": dict(chunks=(32, 32, 32),
+                                                                                shards=(128, 128, 128)),
 }
+REGION = "us-east-1"
+KEY = "testing"  # moto accepts any credentials
+BUCKET = "bench"
 
 
 def values():
@@ -43,7 +51,7 @@ def values():
 
 
 def timed(fn, reps):
-    fn()  # warm-up (connections, metadata)
+    fn()  # warm-up
     times = []
     for _ in range(reps):
         t0 = time.perf_counter()
@@ -52,42 +60,120 @@ def timed(fn, reps):
     return times
 
 
-def peers(url, expected, concurrency):
+def http_peers(base, name, expected, concurrency):
+    """Readers of the array at {base}/{name} served by nginx."""
+    import obstore
     import zarrkit
 
+    url = f"{base}/{name}"
+
     def zk():
-        a = zarrkit.open_array(url, mode="r")
-        assert np.array_equal(a[...], expected)
+        assert np.array_equal(zarrkit.open_array(url, mode="r")[...], expected)
 
     spec = {"driver": "zarr3", "kvstore": {"driver": "http", "base_url": url + "/"},
             "context": {"cache_pool": {"total_bytes_limit": 0}}}
 
     def tensorstore():
-        a = ts.open(spec, read=True).result()
-        assert np.array_equal(a.read().result(), expected)
+        assert np.array_equal(ts.open(spec, read=True).result().read().result(), expected)
 
-    def zarr_python():
+    def zarr_fsspec():
         with zarr.config.set({"async.concurrency": concurrency}):
             store = zarr.storage.FsspecStore.from_url(url, read_only=True)
             assert np.array_equal(zarr.open_array(store, mode="r")[...], expected)
 
-    return {"zarrkit": zk, "tensorstore": tensorstore, "zarr-python (fsspec http)": zarr_python}
+    def zarr_obstore():
+        with zarr.config.set({"async.concurrency": concurrency}):
+            store = zarr.storage.ObjectStore(obstore.store.HTTPStore.from_url(url, client_options={"allow_http": True}),
+                                             read_only=True)
+            assert np.array_equal(zarr.open_array(store, mode="r")[...], expected)
+
+    return {"zarrkit": zk, "tensorstore": tensorstore, "zarr-python (fsspec)": zarr_fsspec,
+            "zarr-python (obstore)": zarr_obstore}
 
 
-def curl_all(urls, concurrency):
+def s3_peers(endpoint, name, expected, concurrency):
+    """Readers of the array at s3://BUCKET/{name} on moto."""
+    import obstore
+    import zarrkit
+
+    def zk():
+        assert np.array_equal(zarrkit.open_array(f"s3://{BUCKET}/{name}", mode="r")[...], expected)
+
+    spec = {"driver": "zarr3", "kvstore": {"driver": "s3", "bucket": BUCKET, "path": name + "/",
+                                           "endpoint": endpoint, "aws_region": REGION},
+            "context": {"cache_pool": {"total_bytes_limit": 0}}}
+
+    def tensorstore():
+        assert np.array_equal(ts.open(spec, read=True).result().read().result(), expected)
+
+    def zarr_fsspec():
+        with zarr.config.set({"async.concurrency": concurrency}):
+            store = zarr.storage.FsspecStore.from_url(
+                f"s3://{BUCKET}/{name}", read_only=True,
+                storage_options={"endpoint_url": endpoint, "key": KEY, "secret": KEY,
+                                 "client_kwargs": {"region_name": REGION}})
+            assert np.array_equal(zarr.open_array(store, mode="r")[...], expected)
+
+    def zarr_obstore():
+        with zarr.config.set({"async.concurrency": concurrency}):
+            s3 = obstore.store.S3Store(BUCKET, prefix=name, endpoint=endpoint, region=REGION, access_key_id=KEY,
+                                       secret_access_key=KEY, client_options={"allow_http": True})
+            store = zarr.storage.ObjectStore(s3, read_only=True)
+            assert np.array_equal(zarr.open_array(store, mode="r")[...], expected)
+
+    return {"zarrkit": zk, "tensorstore": tensorstore, "zarr-python (fsspec)": zarr_fsspec,
+            "zarr-python (obstore)": zarr_obstore}
+
+
+def curl_all(urls, concurrency, signed=False):
+    # S3: curl signs each request itself (SigV4), as any S3 client must.
+    auth = ["--aws-sigv4", f"aws:amz:{REGION}:s3", "--user", f"{KEY}:{KEY}"] if signed else []
     def fetch():
-        subprocess.run(["curl", "-s", "--fail", "--parallel", "--parallel-max", str(concurrency), "--parallel-immediate",
-                        *[arg for u in urls for arg in ("-o", "/dev/null", u)]], check=True)
+        subprocess.run(["curl", "-s", "--fail", *auth, "--parallel", "--parallel-max", str(concurrency),
+                        "--parallel-immediate",
+                        *[arg for u in urls for arg in ("-o", "/dev/null", u)]], check=True, stderr=subprocess.DEVNULL)
     return fetch
+
+
+def upload(endpoint, local_root):
+    """Puts every file under local_root into BUCKET, keys relative to local_root."""
+    import boto3
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION, aws_access_key_id=KEY,
+                      aws_secret_access_key=KEY)
+    s3.create_bucket(Bucket=BUCKET)
+    for path in local_root.rglob("*"):
+        if path.is_file():
+            s3.upload_file(str(path), BUCKET, path.relative_to(local_root).as_posix())
+
+
+def table(title, results, ceiling, stored, logical, nfiles, reps):
+    lines = [f"\n### {title}\n\n{nfiles} objects, {stored / 2**20:.1f} MiB stored, "
+             f"{logical / 2**20:.0f} MiB logical; median of {reps}.\n",
+             "| reader | time (s) | logical MB/s | zarrkit speed-up |", "|---|---|---|---|"]
+    for peer, t in results.items():
+        lines.append(f"| {peer} | {t:.3f} | {logical / t / 1e6:.0f} | {t / results['zarrkit']:.2f}x |")
+    lines.append(f"| curl --parallel (raw objects, no decoding; signed on S3) | {ceiling:.3f} | "
+                 f"{stored / ceiling / 1e6:.0f} (stored) | {ceiling / results['zarrkit']:.2f}x |")
+    best = min(results[p] for p in results if p != "zarrkit")
+    lines.append(f"\nzarrkit vs the best peer: **{best / results['zarrkit']:.2f}x**; "
+                 f"zarrkit's time is {results['zarrkit'] / ceiling:.2f}x the raw parallel fetch.")
+    return lines
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--servers", default="http,s3")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "remote" / "RESULTS.md")
     args = parser.parse_args()
+    servers = args.servers.split(",")
     os.environ["ZARRKIT_HTTP_CONCURRENCY"] = str(args.concurrency)
+    # zarrkit and tensorstore find moto's credentials and region here; no AWS files of the machine.
+    for k in [k for k in os.environ if k.startswith("AWS_")]:
+        del os.environ[k]
+    os.environ.update(AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=KEY, AWS_REGION=REGION,
+                      AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
 
     expected = values()
     logical = expected.nbytes
@@ -96,42 +182,45 @@ def main():
     try:
         www = work / "www"
         www.mkdir()
-        for i, (name, layout) in enumerate(LAYOUTS.items()):
+        for i, layout in enumerate(LAYOUTS.values()):
             a = zarr.create_array(str(www / f"a{i}.zarr"), shape=SHAPE, dtype="uint16",
                                   compressors=zarr.codecs.ZstdCodec(level=1), **layout)
             a[...] = expected
-        nginx = Nginx(work, www)
-        try:
-            for i, name in enumerate(LAYOUTS):
-                url = f"{nginx.url}/a{i}.zarr"
-                files = sorted(p for p in (www / f"a{i}.zarr").rglob("*") if p.is_file() and p.name != "zarr.json")
-                stored = sum(p.stat().st_size for p in files)
-                results = {}
-                for peer, fn in peers(url, expected, args.concurrency).items():
-                    results[peer] = statistics.median(timed(fn, args.reps))
-                ceiling = statistics.median(timed(curl_all([f"{url}/{p.relative_to(www / f'a{i}.zarr')}" for p in files],
-                                                             args.concurrency), args.reps))
-                best_peer = min(t for p, t in results.items() if p != "zarrkit")
-                lines.append(f"\n### {name}\n\n{len(files)} files, {stored / 2**20:.1f} MiB stored, "
-                             f"{logical / 2**20:.0f} MiB logical; median of {args.reps}.\n")
-                lines.append("| reader | time (s) | logical MB/s | zarrkit speed-up |")
-                lines.append("|---|---|---|---|")
-                for peer, t in results.items():
-                    lines.append(f"| {peer} | {t:.3f} | {logical / t / 1e6:.0f} | {t / results['zarrkit']:.2f}x |")
-                lines.append(f"| curl --parallel (raw files, no decoding) | {ceiling:.3f} | "
-                             f"{stored / ceiling / 1e6:.0f} (stored) | {ceiling / results['zarrkit']:.2f}x |")
-                lines.append(f"\nzarrkit vs the best peer: **{best_peer / results['zarrkit']:.2f}x**; "
-                             f"zarrkit's time is {results['zarrkit'] / ceiling:.2f}x the raw parallel fetch.")
-        finally:
-            nginx.close()
+        for server in servers:
+            if server == "http":
+                process = Nginx(work, www)
+                base, make_peers = process.url, http_peers
+                lines.append("\n## HTTP: nginx on loopback")
+            else:
+                (work / "moto").mkdir()
+                process = MotoServer(work / "moto")
+                os.environ["AWS_ENDPOINT_URL_S3"] = process.url
+                upload(process.url, www)
+                base, make_peers = f"{process.url}/{BUCKET}", s3_peers
+                lines.append("\n## S3: moto's server on loopback (path-style, signed requests)")
+            try:
+                for i, title in enumerate(LAYOUTS):
+                    name = f"a{i}.zarr"
+                    files = sorted(p for p in (www / name).rglob("*") if p.is_file() and p.name != "zarr.json")
+                    stored = sum(p.stat().st_size for p in files)
+                    target = base if server == "http" else process.url
+                    peers = make_peers(target, name, expected, args.concurrency)
+                    results = {peer: statistics.median(timed(fn, args.reps)) for peer, fn in peers.items()}
+                    urls = [f"{base}/{name}/{p.relative_to(www / name).as_posix()}" for p in files]
+                    ceiling = statistics.median(timed(curl_all(urls, args.concurrency, server == "s3"), args.reps))
+                    lines += table(title, results, ceiling, stored, logical, len(files), args.reps)
+            finally:
+                process.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    header = (f"# Reading over HTTP (nginx on loopback)\n\nCommand: `.venv/bin/python bench/remote/http_read.py "
-              f"--reps {args.reps} --concurrency {args.concurrency}`\n\nMachine: {platform.node()}, "
-              f"{os.cpu_count()} cores (shared; load average {os.getloadavg()[0]:.1f} at the end). "
-              f"Request concurrency {args.concurrency} for zarrkit (ZARRKIT_HTTP_CONCURRENCY), zarr-python "
-              f"(async.concurrency) and curl; tensorstore's defaults. Array {SHAPE} uint16 (smooth field + noise).\n")
+    header = (f"# Reading from servers on loopback (HTTP and S3)\n\nCommand: `.venv/bin/python "
+              f"bench/remote/remote_read.py --reps {args.reps} --concurrency {args.concurrency} --servers "
+              f"{args.servers}`\n\nMachine: {platform.node()}, {os.cpu_count()} cores (shared; load average "
+              f"{os.getloadavg()[0]:.1f} at the end). Request concurrency {args.concurrency} for zarrkit "
+              f"(ZARRKIT_HTTP_CONCURRENCY), zarr-python (async.concurrency) and curl; tensorstore's defaults. "
+              f"Array {SHAPE} uint16 (smooth field + noise). Versions: zarr {zarr.__version__}, tensorstore "
+              f"{importlib.metadata.version('tensorstore')}, obstore {importlib.metadata.version('obstore')}.\n")
     text = header + "\n".join(lines) + "\n"
     args.out.write_text(text)
     print(text)
