@@ -2,8 +2,9 @@
 // round((x - offset) * scale) in `astype` (default: `dtype`) and reads back
 // stored / scale + offset in `dtype`. The arithmetic follows NumPy 2 exactly, because the
 // bytes must equal what numcodecs writes: offset and scale are Python scalars, so they take
-// the array's type where they can (a float32 array computes in float32; an integer array
-// with an integer offset computes, wrapping, in its own integer type) and float64 otherwise;
+// the array's type where they can (a float32 array computes in float32, a float16 array in
+// float16, rounding after each operation; an integer array with an integer offset
+// computes, wrapping, in its own integer type) and float64 otherwise;
 // rounding is half to even; integer results of a float division are float64.
 // Registered as v2 "fixedscaleoffset" and v3 "numcodecs.fixedscaleoffset" (whose "dtype"
 // may be left out: it is then the array's type).
@@ -96,14 +97,12 @@ Scalar float_scalar(double v) {
   return s;
 }
 
-bool is_supported(const DataType& t) {
-  return np::is_integer(t) || (t.kind() == DataTypeKind::kFloat && (t.size() == 4 || t.size() == 8));
-}
+bool is_supported(const DataType& t) { return np::is_integer(t) || np::is_float(t); }
 
 DataType supported_dtype(const nlohmann::json& value, const char* key) {
   DataType t = np::parse_dtype(value, "fixedscaleoffset", key);
   if (!is_supported(t)) {
-    fail_unsupported("fixedscaleoffset codec: \"{}\" {}: only integer, float32 and float64 types are supported", key,
+    fail_unsupported("fixedscaleoffset codec: \"{}\" {}: only integer and float types are supported", key,
                      value.dump());
   }
   return t;
@@ -119,7 +118,7 @@ class FixedScaleOffsetCodec final : public ArrayToArrayCodec {
         astype_json_(std::move(astype_json)) {
     if (dtype_json_.is_null()) {
       if (!is_supported(array_dtype)) {
-        fail_unsupported("fixedscaleoffset codec: only integer, float32 and float64 arrays are supported, not {}",
+        fail_unsupported("fixedscaleoffset codec: only integer and float arrays are supported, not {}",
                          array_dtype.name());
       }
       dtype_ = array_dtype;
@@ -175,13 +174,17 @@ class FixedScaleOffsetCodec final : public ArrayToArrayCodec {
     const std::uint64_t n = encoded.num_elements();
     const std::byte* src = encoded.data();
     std::byte* dst = out.data();
-    const bool single = astype_.kind() == DataTypeKind::kFloat && astype_.size() == 4;
     const bool is_float = astype_.kind() == DataTypeKind::kFloat;
+    const bool single = is_float && astype_.size() == 4;
+    const bool half = is_float && astype_.size() == 2;
     for (std::uint64_t i = 0; i < n; ++i, src += astype_.size(), dst += dtype_.size()) {
       const Scalar stored = np::load(src, astype_);
       double value;
       if (single) {
         value = static_cast<float>(stored.f) / static_cast<float>(scale_.value) + static_cast<float>(offset_.value);
+      } else if (half) {
+        const float quotient = np::round_to_float16(static_cast<float>(stored.f) / np::round_to_float16(scale_.value));
+        value = np::round_to_float16(quotient + np::round_to_float16(offset_.value));
       } else {
         // float64 data, or integers: NumPy's true division of integers gives float64.
         value = (is_float ? stored.f : as_double(stored)) / scale_.value + offset_.value;
@@ -197,6 +200,11 @@ class FixedScaleOffsetCodec final : public ArrayToArrayCodec {
       if (dtype_.size() == 4) {
         const float diff = static_cast<float>(x.f) - static_cast<float>(offset_.value);
         return float_scalar(std::nearbyint(diff * static_cast<float>(scale_.value)));
+      }
+      if (dtype_.size() == 2) {
+        const float diff = np::round_to_float16(static_cast<float>(x.f) - np::round_to_float16(offset_.value));
+        // Rounding to an integer keeps a float16 value a float16 value.
+        return float_scalar(std::nearbyint(np::round_to_float16(diff * np::round_to_float16(scale_.value))));
       }
       return float_scalar(std::nearbyint((x.f - offset_.value) * scale_.value));
     }

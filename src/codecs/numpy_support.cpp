@@ -97,6 +97,8 @@ std::uint64_t float_to_bits(double v, std::size_t bytes, bool is_signed) {
   }
 }
 
+float round_to_float16(double v) { return static_cast<float>(float16_bits_to_double(double_to_float16_bits(v))); }
+
 namespace {
 
 std::uint64_t integer_bits(const Scalar& s) {

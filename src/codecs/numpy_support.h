@@ -49,4 +49,10 @@ std::int64_t float_to_int64(double v);     // x86-64 cvttsd2si: out of range giv
 std::int32_t float_to_int32(double v);     // the same, 32 bits: out of range gives INT32_MIN
 std::uint64_t float_to_bits(double v, std::size_t bytes, bool is_signed);  // the stored bits
 
+// NumPy computes each float16 operation in float32 and rounds the result to float16 (half
+// to even) before the next one; a Python float scalar applied to float16 data is rounded
+// straight from double (overflow gives infinity). This rounds `v` so, returned as a float
+// for the next float32 step.
+float round_to_float16(double v);
+
 }  // namespace zarrkit::numpy_support

@@ -2,8 +2,9 @@
 // digits of float data by rounding to a multiple of a power of two,
 // round(x * 2^b) / 2^b, and stores the result in `astype` (default: `dtype`). Decoding only
 // converts back to `dtype`. The number of bits b and the arithmetic (in the array's float
-// type) follow numcodecs and NumPy exactly so that the bytes match. Registered as v2
-// "quantize" and v3 "numcodecs.quantize" (whose "dtype" may be left out: the array's type).
+// type, float16 included) follow numcodecs and NumPy exactly so that the bytes match.
+// Registered as v2 "quantize" and v3 "numcodecs.quantize" (whose "dtype" may be left out:
+// the array's type).
 #include <cmath>
 
 #include <fmt/ranges.h>
@@ -24,15 +25,13 @@ constexpr std::int64_t kMaxDigits = 300;
 
 bool same_element_type(const DataType& a, const DataType& b) { return a.kind() == b.kind() && a.size() == b.size(); }
 
-bool is_supported(const DataType& t) { return t.kind() == DataTypeKind::kFloat && (t.size() == 4 || t.size() == 8); }
-
 DataType float_dtype(const nlohmann::json& value, const char* key) {
   DataType t = np::parse_dtype(value, "quantize", key);
   if (t.kind() != DataTypeKind::kFloat) {
     fail_invalid("quantize codec: \"{}\" {} must be a floating point type", key, value.dump());
   }
-  if (!is_supported(t)) fail_unsupported("quantize codec: \"{}\" {}: only float32 and float64 are supported", key,
-                                         value.dump());
+  if (!np::is_float(t)) fail_unsupported("quantize codec: \"{}\" {}: only float16, float32 and float64 are supported",
+                                         key, value.dump());
   return t;
 }
 
@@ -53,8 +52,9 @@ class QuantizeCodec final : public ArrayToArrayCodec {
       if (array_dtype.kind() != DataTypeKind::kFloat) {
         fail_invalid("quantize codec works on floating point arrays, not {}", array_dtype.name());
       }
-      if (!is_supported(array_dtype)) {
-        fail_unsupported("quantize codec: only float32 and float64 arrays are supported, not {}", array_dtype.name());
+      if (!np::is_float(array_dtype)) {
+        fail_unsupported("quantize codec: only float16, float32 and float64 arrays are supported, not {}",
+                         array_dtype.name());
       }
       dtype_ = array_dtype;
     } else {
@@ -97,7 +97,12 @@ class QuantizeCodec final : public ArrayToArrayCodec {
     value.kind = np::Scalar::Kind::kFloat;
     for (std::uint64_t i = 0; i < n; ++i, src += dtype_.size(), dst += astype_.size()) {
       const double x = np::load(src, dtype_).f;
-      if (dtype_.size() == 4) {
+      if (dtype_.size() == 2) {
+        // float16: the scale rounds to float16 (2^16 and up overflow to infinity, as in NumPy)
+        // and each operation rounds back to float16.
+        const float scale = np::round_to_float16(scale_);
+        value.f = np::round_to_float16(std::nearbyint(np::round_to_float16(scale * static_cast<float>(x))) / scale);
+      } else if (dtype_.size() == 4) {
         const float scale = static_cast<float>(scale_);  // NumPy casts the Python float to float32
         value.f = std::nearbyint(scale * static_cast<float>(x)) / scale;
       } else {

@@ -51,6 +51,19 @@ FILTERS = {
         "float32", lambda: float_values("float32", 4),
         lambda: numcodecs.FixedScaleOffset(offset=1000, scale=100, dtype="<f4", astype=">i4"),
         lambda: numcodecs_v3.FixedScaleOffset(offset=1000, scale=100, dtype="<f4", astype=">i4")),
+    # float16 data computes in float16 (NumPy 2 rounds after each operation).
+    "fixedscaleoffset-f2-i2": (
+        "float16", lambda: float_values("float16", 20),
+        lambda: numcodecs.FixedScaleOffset(offset=1000, scale=10, dtype="<f2", astype="<i2"),
+        lambda: numcodecs_v3.FixedScaleOffset(offset=1000, scale=10, dtype="<f2", astype="<i2")),
+    "fixedscaleoffset-f2-float-params": (
+        "float16", lambda: sample_values("float16", SHAPE, seed=21),
+        lambda: numcodecs.FixedScaleOffset(offset=0.1, scale=2.5, dtype="<f2"),
+        lambda: numcodecs_v3.FixedScaleOffset(offset=0.1, scale=2.5, dtype="<f2")),
+    "fixedscaleoffset-f4-f2": (
+        "float32", lambda: sample_values("float32", SHAPE, seed=22) / 100,
+        lambda: numcodecs.FixedScaleOffset(offset=3.5, scale=4, dtype="<f4", astype="<f2"),
+        lambda: numcodecs_v3.FixedScaleOffset(offset=3.5, scale=4, dtype="<f4", astype="<f2")),
     "quantize-f8": (
         "float64", lambda: sample_values("float64", SHAPE, seed=5),
         lambda: numcodecs.Quantize(digits=3, dtype="<f8"),
@@ -63,6 +76,14 @@ FILTERS = {
         "float32", lambda: sample_values("float32", SHAPE, seed=7),
         lambda: numcodecs.Quantize(digits=1, dtype="<f4"),
         lambda: numcodecs_v3.Quantize(digits=1, dtype="<f4")),
+    "quantize-f2": (
+        "float16", lambda: sample_values("float16", SHAPE, seed=23),
+        lambda: numcodecs.Quantize(digits=2, dtype="<f2"),
+        lambda: numcodecs_v3.Quantize(digits=2, dtype="<f2")),
+    "quantize-f8-to-f2": (
+        "float64", lambda: sample_values("float64", SHAPE, seed=24) / 100,
+        lambda: numcodecs.Quantize(digits=3, dtype="<f8", astype="<f2"),
+        lambda: numcodecs_v3.Quantize(digits=3, dtype="<f8", astype="<f2")),
     "bitround-f4": (
         "float32", lambda: sample_values("float32", SHAPE, seed=8),
         lambda: numcodecs.BitRound(keepbits=6), lambda: numcodecs_v3.BitRound(keepbits=6)),
@@ -99,7 +120,7 @@ FILTERS = {
 # zarr-python 3.1 cannot use these as v3 codecs: Quantize does not tell the bytes codec about
 # its astype (writing fails to reshape), and FixedScaleOffset with a big-endian astype reads
 # its own chunks back byte-swapped (in v3 the bytes codec, not the filter, owns byte order).
-V2_ONLY = {"quantize-f8-to-f4", "fixedscaleoffset-big-endian-astype"}
+V2_ONLY = {"quantize-f8-to-f4", "quantize-f8-to-f2", "fixedscaleoffset-big-endian-astype"}
 
 
 def skip_if_v2_only(name, zarr_format):
