@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/selection_testing.h"
+#include "stores/testing/temp_dir.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
@@ -26,24 +27,7 @@ namespace {
 
 using json = nlohmann::json;
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            fmt::format("zarrkit-chunk-read-test-{}-{}", ::getpid(), counter++);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using zarrkit::testing::TempDir;
 
 json bytes_codec(const char* endian) { return {{"name", "bytes"}, {"configuration", {{"endian", endian}}}}; }
 const json kZstd = {{"name", "zstd"}, {"configuration", {{"level", 1}}}};
