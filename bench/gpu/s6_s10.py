@@ -4,6 +4,8 @@
 Peers, each reading into GPU memory (a CuPy array) and checked against the written values:
   zarrkit           zarrkit.config.enable_gpu(): chunks read into pinned memory, decoded on the GPU
   zarr+kvikio       zarr-python 3 with kvikio's GDSStore and zarr.config.enable_gpu()
+  zarr+zarrkit pipeline  zarr-python 3 with enable_gpu() and zarrkit's codec pipeline (not a peer:
+                    zarrkit under zarr-python's API, against zarr-python's own pipeline above)
   tensorstore+copy  tensorstore read into host memory, then copied to the device (pageable, and
                     staged through a pinned buffer; the faster is the peer's figure)
   h5py+copy         (S10, uncompressed only) h5py read, then copied to the device
@@ -166,6 +168,23 @@ def zarr_kvikio(path: Path, selection: Any) -> Callable[[], Any]:
     return run
 
 
+def zarr_zarrkit_pipeline(path: Path, selection: Any) -> Callable[[], Any]:
+    """zarr-python 3 with zarr.config.enable_gpu() and zarrkit's codec pipeline: zarr-python
+    plans the read, zarrkit fetches and decodes the chunks on the GPU in one batch."""
+    import zarr
+
+    import zarrkit.zarr_pipeline  # noqa: F401 - registers the pipeline
+
+    with zarr.config.set({"codec_pipeline.path": "zarrkit.zarr_pipeline.ZarrkitCodecPipeline"}):
+        z = zarr.open_array(str(path), mode="r")
+
+    def run() -> Any:
+        with zarr.config.set({"codec_pipeline.path": "zarrkit.zarr_pipeline.ZarrkitCodecPipeline"}), \
+                zarr.config.enable_gpu():
+            return z[selection] if not isinstance(selection, list) else z.oindex[selection]
+    return run
+
+
 def tensorstore_open(path: Path, zarr_format: int = 3) -> Any:
     import tensorstore as ts
 
@@ -264,6 +283,11 @@ def s6(args: argparse.Namespace, rec: Recorder) -> None:
                             before, **extra)
             except Exception as e:
                 rec.add(scenario="S6", case=case, peer="zarr+kvikio", error=f"{type(e).__name__}: {e}"[:300])
+            try:
+                rec.measure("S6", case, "zarr+zarrkit pipeline", logical, max(2, reps // 4),
+                            zarr_zarrkit_pipeline(path, ...), expected, before, **extra)
+            except Exception as e:
+                rec.add(scenario="S6", case=case, peer="zarr+zarrkit pipeline", error=f"{type(e).__name__}: {e}"[:300])
         try:
             read = tensorstore_host(path, ...)
             if HAVE_GPU:

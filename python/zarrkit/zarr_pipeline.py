@@ -11,9 +11,11 @@ from the same setting).
 
 Whatever zarrkit does not cover falls back to zarr-python's own BatchedCodecPipeline,
 batch by batch: codecs zarrkit does not implement, variable-length strings and objects,
-GPU buffer prototypes, and any batch zarrkit's codecs refuse (so that the error a user
+and any batch zarrkit's codecs refuse (so that the error a user
 sees is zarr-python's own, and data zarr-python reads leniently still reads).
-``zarrkit.zarr_pipeline.stats`` counts the chunks each path handled.
+With ``zarr.config.enable_gpu()``, reads decode on the GPU through zarrkit's batched
+device reader (zarrkit._zarr_gpu_read); writes from device memory encode through
+zarr-python. ``zarrkit.zarr_pipeline.stats`` counts the chunks each path handled.
 """
 
 from __future__ import annotations
@@ -33,22 +35,24 @@ from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.metadata import ArrayV2Metadata
 from zarr.registry import register_pipeline
 
-from zarrkit import _zarrkit
+from zarrkit import _zarr_gpu_read, _zarrkit
 from zarrkit.errors import ZarrkitError
 
 if TYPE_CHECKING:
     from typing import Self
 
-    from zarr.abc.store import Store
+    from zarr.abc.store import ByteGetter, Store
     from zarr.core.array_spec import ArraySpec
     from zarr.core.buffer import Buffer, NDBuffer
+    from zarr.core.indexing import SelectorTuple
     from zarr.core.metadata import ArrayMetadata
 
 __all__ = ["ZarrkitCodecPipeline", "stats"]
 
 # Chunks handled by zarrkit and by the fallback since the process started (or since a
-# test reset them): "decoded", "encoded", "fallback_decoded", "fallback_encoded".
-stats: dict[str, int] = {"decoded": 0, "encoded": 0, "fallback_decoded": 0, "fallback_encoded": 0}
+# test reset them): "decoded", "encoded", "fallback_decoded", "fallback_encoded", and
+# "gpu_decoded" (chunks of reads into device memory that zarrkit decoded on the GPU).
+stats: dict[str, int] = {"decoded": 0, "encoded": 0, "fallback_decoded": 0, "fallback_encoded": 0, "gpu_decoded": 0}
 
 
 @functools.lru_cache(maxsize=256)
@@ -126,9 +130,13 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
 
     # ---- Which chain a batch uses -----------------------------------------------------------
 
-    def _chain(self, spec: ArraySpec) -> Any:
-        # Host memory only: GPU prototypes (zarr.config.enable_gpu()) go to zarr-python.
-        if not (issubclass(spec.prototype.buffer, cpu.Buffer) and issubclass(spec.prototype.nd_buffer, cpu.NDBuffer)):
+    def _chain(self, spec: ArraySpec, *, host_only: bool = True) -> Any:
+        # decode_batch and encode_batch work in host memory: GPU prototypes
+        # (zarr.config.enable_gpu()) go to zarr-python there; reads into device memory
+        # come through `read` (host_only=False).
+        if host_only and not (
+            issubclass(spec.prototype.buffer, cpu.Buffer) and issubclass(spec.prototype.nd_buffer, cpu.NDBuffer)
+        ):
             return None
         # Objects and NumPy's variable-length strings stay with zarr-python's codecs.
         if spec.dtype.to_native_dtype().kind in "OT":
@@ -138,11 +146,14 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
         if self.v2_zarray is not None:
             return _chain_v2(self.v2_zarray)
         try:
-            codecs_json = json.dumps([codec.to_dict() for codec in self])
+            codecs_json = self._codecs_json()
             data_type_json = json.dumps(spec.dtype.to_json(zarr_format=3))
         except (TypeError, ValueError, NotImplementedError):
             return None
         return _chain_v3(codecs_json, data_type_json)
+
+    def _codecs_json(self) -> str:
+        return json.dumps([codec.to_dict() for codec in self])
 
     @staticmethod
     def _fill_bytes(spec: ArraySpec) -> bytes | None:
@@ -159,6 +170,35 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
             key = (spec.shape, str(spec.dtype), repr(spec.fill_value), id(spec.prototype))
             groups.setdefault(key, []).append(i)
         return list(groups.values())
+
+    # ---- Reading into device memory ---------------------------------------------------------
+
+    async def read(
+        self,
+        batch_info: Iterable[tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
+        out: NDBuffer,
+        drop_axes: tuple[int, ...] = (),
+    ) -> None:
+        """With zarr-python's GPU prototype (zarr.config.enable_gpu()), the chunks of the
+        read are decoded on the GPU by zarrkit in one batch (see zarrkit._zarr_gpu_read);
+        everything else reads as zarr-python reads, through decode_batch above."""
+        batch = list(batch_info)
+        if batch and _zarr_gpu_read.wanted(out):
+            for indices in self._groups([spec for _, spec, *_ in batch]):
+                items = [batch[i] for i in indices]
+                spec = items[0][1]
+                if spec.shape and self._chain(spec, host_only=False) is not None:
+                    codecs_json = None if self.v2_zarray is not None else self._codecs_json()
+                    try:
+                        stats["gpu_decoded"] += await _zarr_gpu_read.read(
+                            codecs_json, self.v2_zarray, items, out, drop_axes
+                        )
+                        continue
+                    except ZarrkitError:
+                        pass  # zarr-python decides, naming the chunk in its own terms
+                await super().read(items, out, drop_axes)
+            return
+        await super().read(batch, out, drop_axes)
 
     # ---- Decoding ---------------------------------------------------------------------------
 

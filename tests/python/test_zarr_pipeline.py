@@ -178,3 +178,44 @@ def test_a_users_codec_implementation_runs(tmp_path):
         a[:] = np.arange(20)
         np.testing.assert_array_equal(a[:], np.arange(20))
     assert len(calls) == 4
+
+
+# ---- The GPU read path's logic, run in host memory ---------------------------------------------
+# tests/python/test_zarr_pipeline_gpu.py runs it on a GPU; here the same code (fetch, stacked
+# array, scatter with zarr-python's indexing) runs with host buffers, so that every machine
+# checks the stacking of chunks, their keys, fill values and selections.
+
+GPU_PATH_SELECTIONS = {
+    "all": lambda a: a[...],
+    "slices": lambda a: a[3:37:2, 5:],
+    "int-axis": lambda a: a[7, :],
+    "oindex": lambda a: a.oindex[[0, 5, 39], [1, 2, 47]],
+    "vindex": lambda a: a.vindex[[0, 5, 39], [1, 2, 47]],
+    "mask": lambda a: a.vindex[(np.arange(40 * 48).reshape(40, 48) % 7) == 0],
+}
+GPU_PATH_CASES = [(3, n, k) for n, k in V3_CODECS.items()] + [(2, n, k) for n, k in V2_CODECS.items()]
+
+
+@pytest.mark.parametrize("zarr_format,name,kwargs", GPU_PATH_CASES, ids=[f"v{f}-{n}" for f, n, _ in GPU_PATH_CASES])
+@pytest.mark.parametrize("selection", sorted(GPU_PATH_SELECTIONS))
+def test_device_read_path_in_host_memory(tmp_path, monkeypatch, zarr_format, name, kwargs, selection):
+    from zarrkit import _zarr_gpu_read, config
+
+    path = tmp_path / "a.zarr"
+    data = (np.arange(40 * 48).reshape(40, 48) % 251).astype("i4") - 100
+    a = zarr.create_array(path, shape=data.shape, dtype="i4", zarr_format=zarr_format, fill_value=-1,
+                          **{"chunks": (10, 12), **kwargs})
+    a[:] = data
+    a[30:, :] = -1  # not stored: read as the fill value
+    data[30:, :] = -1
+    pick = GPU_PATH_SELECTIONS[selection]
+    expected = pick(zarr.open_array(path, mode="r"))  # zarr-python's own pipeline
+    monkeypatch.setattr(_zarr_gpu_read, "wanted", lambda out: True)
+    monkeypatch.setattr(_zarr_gpu_read, "_device_memory", lambda: config.set(memory="host"))
+    before = dict(zarr_pipeline.stats)
+    with zarr.config.set({"codec_pipeline.path": OURS}):
+        got = pick(zarr.open_array(path, mode="r"))
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(zarr.open_array(path, mode="r")[...], data)
+    assert zarr_pipeline.stats["gpu_decoded"] > before["gpu_decoded"]
+    assert zarr_pipeline.stats["fallback_decoded"] == before["fallback_decoded"]
