@@ -1,22 +1,31 @@
 // Stores: LocalStore, MemoryStore, and opening a location ("data.zarr", "file://...").
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "stores/wrappers/key_map_store.h"
+#include "zarrkit/error.h"
 #include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
 #include "zarrkit/stores/open_store.h"
 #include "zarrkit/stores/s3_store.h"
 #include "zarrkit/stores/zip_store.h"
+#ifdef ZARRKIT_HAVE_CUDA
+#include "zarrkit/stores/gpu_memory_store.h"
+#endif
 
 namespace zarrkit::python {
 namespace {
 
 std::string store_kind(const Store& store) {
   if (dynamic_cast<const LocalStore*>(&store) != nullptr) return "local";
+#ifdef ZARRKIT_HAVE_CUDA
+  if (dynamic_cast<const GpuMemoryStore*>(&store) != nullptr) return "gpu-memory";
+#endif
   if (dynamic_cast<const MemoryStore*>(&store) != nullptr) return "memory";
   if (dynamic_cast<const S3Store*>(&store) != nullptr) return "s3";
   if (dynamic_cast<const HttpStore*>(&store) != nullptr) return "http";
@@ -29,7 +38,7 @@ std::string store_kind(const Store& store) {
 void bind_stores(nb::module_& m) {
   nb::class_<StoreHandle>(m, "Store", "A key-value store of the engine.")
       .def_prop_ro("kind", [](const StoreHandle& s) { return store_kind(*s.store); },
-                   "'local', 'memory', 's3', 'http', 'zip' or 'other'.")
+                   "'local', 'memory', 'gpu-memory', 's3', 'http', 'zip' or 'other'.")
       .def_prop_ro("root",
                    [](const StoreHandle& s) -> std::optional<std::string> {
                      if (auto* local = dynamic_cast<const LocalStore*>(s.store.get())) {
@@ -115,6 +124,26 @@ void bind_stores(nb::module_& m) {
         },
         nb::arg("root"), nb::arg("read_only") = false, nb::arg("create") = true);
   m.def("memory_store", [] { return StoreHandle{MemoryStore::create()}; });
+  m.def("key_map_store",
+        [](const StoreHandle& inner, std::map<std::string, std::string, std::less<>> renames,
+           const std::map<std::string, nb::bytes>& held) {
+          std::map<std::string, Buffer, std::less<>> values;
+          for (const auto& [key, value] : held) {
+            values.emplace(key, Buffer::copy_of({reinterpret_cast<const std::byte*>(value.c_str()), value.size()}));
+          }
+          return StoreHandle{std::make_shared<KeyMapStore>(inner.store, std::move(renames), std::move(values))};
+        },
+        nb::arg("inner"), nb::arg("renames"), nb::arg("held"),
+        "A read-only view of `inner`: key -> inner key for each of `renames`, plus `held` values.");
+  m.def("gpu_memory_store", [] {
+#ifdef ZARRKIT_HAVE_CUDA
+    return StoreHandle{GpuMemoryStore::create()};
+#else
+    fail_unsupported("a GPU memory store was asked for, but this build of zarrkit has no GPU support (it was "
+                     "built without the CUDA toolkit)");
+    return StoreHandle{};
+#endif
+  });
   m.def("zip_store",
         [](const std::string& path, bool read_only, bool truncate) {
           nb::gil_scoped_release release;

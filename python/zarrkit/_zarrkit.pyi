@@ -3,7 +3,7 @@
 # Generated: python -m nanobind.stubgen -m zarrkit._zarrkit -o python/zarrkit/_zarrkit.pyi
 # (tests/python/test_stubs.py checks that it matches the module).
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 def get_settings() -> dict:
@@ -23,7 +23,7 @@ class Store:
 
     @property
     def kind(self) -> str:
-        """'local', 'memory', 's3', 'http', 'zip' or 'other'."""
+        """'local', 'memory', 'gpu-memory', 's3', 'http', 'zip' or 'other'."""
 
     @property
     def root(self) -> str | None:
@@ -62,6 +62,13 @@ class Store:
 def local_store(root: str, read_only: bool = False, create: bool = True) -> Store: ...
 
 def memory_store() -> Store: ...
+
+def key_map_store(inner: Store, renames: Mapping[str, str], held: Mapping[str, bytes]) -> Store:
+    """
+    A read-only view of `inner`: key -> inner key for each of `renames`, plus `held` values.
+    """
+
+def gpu_memory_store() -> Store: ...
 
 def zip_store(path: str, read_only: bool = True, truncate: bool = False) -> Store: ...
 

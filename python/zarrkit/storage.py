@@ -19,7 +19,7 @@ import numpy as np
 from zarrkit import _zarrkit
 from zarrkit.errors import ReadOnlyError
 
-__all__ = ["LocalStore", "MemoryStore", "RemoteStore", "Store", "StoreLike", "ZipStore"]
+__all__ = ["GpuMemoryStore", "LocalStore", "MemoryStore", "RemoteStore", "Store", "StoreLike", "ZipStore"]
 
 
 class Store:
@@ -151,22 +151,41 @@ class MemoryStore(Store):
     """
 
     def __init__(self, store_dict: Mapping[str, bytes] | None = None, *, read_only: bool = False) -> None:
-        self._handle = _zarrkit.memory_store()
+        self._handle = self._new_handle()
         self._read_only = False
         for key, value in (store_dict or {}).items():
             self._handle.set(key, value)
         self._read_only = read_only
+
+    @staticmethod
+    def _new_handle() -> Any:
+        return _zarrkit.memory_store()
 
     def to_dict(self) -> dict[str, bytes]:
         """A copy of the contents (key -> bytes)."""
         return {key: self.get(key) or b"" for key in self.list()}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_memory_store, (self.to_dict(), self.read_only))
+        return (_memory_store, (type(self), self.to_dict(), self.read_only))
 
 
-def _memory_store(contents: dict[str, bytes], read_only: bool) -> MemoryStore:
-    return MemoryStore(contents, read_only=read_only)
+def _memory_store(cls: type[MemoryStore], contents: dict[str, bytes], read_only: bool) -> MemoryStore:
+    return cls(contents, read_only=read_only)
+
+
+class GpuMemoryStore(MemoryStore):
+    """A store whose values live in GPU memory, like zarr-python's ``GpuMemoryStore``.
+
+    Keys stay on the host; each value is held in device memory. :meth:`get` copies a
+    value back to the host; arrays read with :func:`zarrkit.config.enable_gpu` land in
+    device memory. Needs a zarrkit built with CUDA and a usable GPU: otherwise creating
+    one raises :class:`zarrkit.errors.UnsupportedError` with the reason. Pickles as a copy
+    of its contents, which the receiving process puts in its own GPU's memory.
+    """
+
+    @staticmethod
+    def _new_handle() -> Any:
+        return _zarrkit.gpu_memory_store()
 
 
 class ZipStore(Store):

@@ -39,6 +39,10 @@ std::optional<Buffer> MemoryStore::get(std::string_view key, const BufferPrototy
   }
   auto [begin, end] = range ? range->resolve(stored.size()) : std::pair<std::uint64_t, std::uint64_t>{0, stored.size()};
   Buffer part = stored.slice(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
+  return deliver(key, part, prototype);
+}
+
+Buffer MemoryStore::deliver(std::string_view key, const Buffer& part, const BufferPrototype& prototype) const {
   if (prototype.kind() == MemoryKind::kHost) return part;
   if (!is_host_accessible(prototype.kind())) {
     fail_unsupported("{}: cannot read \"{}\" into {} memory; read into host memory and copy",
@@ -48,6 +52,8 @@ std::optional<Buffer> MemoryStore::get(std::string_view key, const BufferPrototy
   if (!part.empty()) std::memcpy(copy.data(), part.data(), part.size());
   return copy;
 }
+
+Buffer MemoryStore::stored_copy_of(ByteView value) const { return Buffer::copy_of(value); }
 
 bool MemoryStore::exists(std::string_view key) {
   validate_key(key);
@@ -65,7 +71,10 @@ std::optional<std::uint64_t> MemoryStore::size(std::string_view key) {
 
 void MemoryStore::set(std::string_view key, ByteView value) {
   validate_key(key);
-  Buffer copy = Buffer::copy_of(value);  // outside the lock: copying may be slow
+  put(key, stored_copy_of(value));  // copied outside the lock: copying may be slow
+}
+
+void MemoryStore::put(std::string_view key, Buffer copy) {
   std::lock_guard lock(mutex_);
   auto it = values_.find(key);
   if (it != values_.end()) {

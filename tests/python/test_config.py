@@ -57,3 +57,10 @@ def test_enable_gpu_without_gpu():
     with pytest.raises(UnsupportedError, match="no GPU support|no usable GPU|no GPU can be used"):
         zarrkit.config.enable_gpu()
     assert zarrkit.config.memory == "host"
+
+
+def test_gpu_memory_store_without_gpu():
+    if zarrkit.config.gpu_available():
+        pytest.skip("this machine and build have a GPU")
+    with pytest.raises(UnsupportedError, match="no GPU support|no usable GPU|no GPU can be used|no CUDA device"):
+        zarrkit.storage.GpuMemoryStore()

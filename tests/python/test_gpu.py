@@ -159,3 +159,23 @@ def test_gpu_written_arrays_read_by_zarr_python(tmp_path):
         a = zarrkit.create_array(path, shape=data.shape, dtype="f4", chunks=(8, 16), compressors=compressors)
         a[...] = cupy.asarray(data)
         np.testing.assert_array_equal(zarr.open_array(str(path), mode="r")[...], data)
+
+
+def test_gpu_memory_store(tmp_path):
+    import pickle
+
+    store = zarrkit.storage.GpuMemoryStore({"raw": b"abc"})
+    assert store.get("raw") == b"abc"
+    data = values((50, 70), "i4", seed=3)
+    a = zarrkit.create_array(store, data=data, chunks=(16, 16), compressors=[BLOSC, {"name": "crc32c"}])
+    np.testing.assert_array_equal(a[...], data)  # CPU read of device-held chunks
+    with zarrkit.config.enable_gpu():
+        got = a[3:40, ::3]
+    assert isinstance(got, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(got), data[3:40, ::3])
+    a[:10] = cupy.asarray(data[:10] * 2)  # written from device memory
+    np.testing.assert_array_equal(a[:10], data[:10] * 2)
+    copy = pickle.loads(pickle.dumps(store))
+    assert isinstance(copy, zarrkit.storage.GpuMemoryStore)
+    assert sorted(copy.list()) == sorted(store.list())
+    np.testing.assert_array_equal(zarrkit.open_array(copy, mode="r")[:10], data[:10] * 2)

@@ -31,6 +31,15 @@ class MemoryStore : public Store {
   void erase_prefix(std::string_view prefix) override;  // under one lock
   std::vector<std::string> list(std::string_view prefix = "") override;
 
+ protected:
+  // Where values live (GpuMemoryStore keeps them in device memory): the stored copy of a
+  // value, and the bytes a read returns from `part` of a stored value in the memory
+  // `prototype` asks for (a view of the stored value where that is the same memory).
+  virtual Buffer stored_copy_of(ByteView value) const;
+  virtual Buffer deliver(std::string_view key, const Buffer& part, const BufferPrototype& prototype) const;
+  // Stores `value` (already in the store's own memory) under `key`.
+  void put(std::string_view key, Buffer value);
+
  private:
   mutable std::mutex mutex_;
   std::map<std::string, Buffer, std::less<>> values_;
