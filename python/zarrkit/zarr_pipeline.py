@@ -51,7 +51,8 @@ __all__ = ["ZarrkitCodecPipeline", "stats"]
 
 # Chunks handled by zarrkit and by the fallback since the process started (or since a
 # test reset them): "decoded", "encoded", "fallback_decoded", "fallback_encoded", and
-# "gpu_decoded" (chunks of reads into device memory that zarrkit decoded on the GPU).
+# "gpu_decoded" (chunks of reads into device memory that zarrkit read and decoded on the
+# GPU, missing ones included).
 stats: dict[str, int] = {"decoded": 0, "encoded": 0, "fallback_decoded": 0, "fallback_encoded": 0, "gpu_decoded": 0}
 
 

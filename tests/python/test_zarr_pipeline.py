@@ -198,10 +198,13 @@ GPU_PATH_CASES = [(3, n, k) for n, k in V3_CODECS.items()] + [(2, n, k) for n, k
 
 @pytest.mark.parametrize("zarr_format,name,kwargs", GPU_PATH_CASES, ids=[f"v{f}-{n}" for f, n, _ in GPU_PATH_CASES])
 @pytest.mark.parametrize("selection", sorted(GPU_PATH_SELECTIONS))
-def test_device_read_path_in_host_memory(tmp_path, monkeypatch, zarr_format, name, kwargs, selection):
+@pytest.mark.parametrize("where", ["local", "zarr-memory"])
+def test_device_read_path_in_host_memory(tmp_path, monkeypatch, zarr_format, name, kwargs, selection, where):
+    # "local": zarrkit reads the chunk files itself (renamed keys); "zarr-memory": a store
+    # zarrkit cannot open, whose chunks come through zarr-python.
     from zarrkit import _zarr_gpu_read, config
 
-    path = tmp_path / "a.zarr"
+    path = tmp_path / "a.zarr" if where == "local" else zarr.storage.MemoryStore()
     data = (np.arange(40 * 48).reshape(40, 48) % 251).astype("i4") - 100
     a = zarr.create_array(path, shape=data.shape, dtype="i4", zarr_format=zarr_format, fill_value=-1,
                           **{"chunks": (10, 12), **kwargs})

@@ -46,7 +46,9 @@ SELECTIONS = {
     "slices": lambda a: a[3:37:2, 5:],
     "int-axis": lambda a: a[7, :],
     "oindex": lambda a: a.oindex[[0, 5, 39], [1, 2, 47]],
-    "vindex": lambda a: a.vindex[[0, 5, 39], [1, 2, 47]],
+    # Point lists (vindex with integer arrays) are left out: zarr-python 3.1's
+    # get_coordinate_selection reshapes its result with np.array(), which CuPy refuses, with
+    # either pipeline. Masks take another path and work.
     "mask": lambda a: a.vindex[(np.arange(40 * 48).reshape(40, 48) % 7) == 0],
 }
 

@@ -33,6 +33,8 @@ export PYTHONUNBUFFERED=1
 # kvikio: no nvidia-fs driver here (POSIX compatibility mode); as many IO threads as cores.
 export KVIKIO_COMPAT_MODE=ON KVIKIO_NTHREADS=$(nproc)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+# GPUDirect Storage: whether cuFile is installed here and the nvidia-fs driver loaded.
+echo "cuFile: $( (ldconfig -p | grep -o 'libcufile.so[.0-9]*' | sort -u | tr '\n' ' '; ls /usr/local/cuda*/lib64/libcufile.so* 2>/dev/null) | tr '\n' ' ') nvidia-fs: $(lsmod 2>/dev/null | grep -c nvidia_fs)"
 python3 -c "import zarrkit, cupy; print('zarrkit GPU:', zarrkit.config.gpu_available(), 'cupy', cupy.__version__)"
 
 stage "gpu_tests"
@@ -41,8 +43,8 @@ echo "gpu_tests rc $?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |corpus arrays|^\[  FAILED" "$out/gpu_tests.log" | head -20
 
 stage "python GPU tests"
-timeout 45 python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu.py tests/python/test_config.py \
-  > "$out/pytest.log" 2>&1
+timeout 120 python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu.py tests/python/test_config.py \
+  tests/python/test_zarr_pipeline_gpu.py > "$out/pytest.log" 2>&1
 echo "pytest rc $?"; tail -3 "$out/pytest.log"
 
 stage "S7 kernel-only decode vs nvCOMP"
@@ -58,7 +60,7 @@ echo "s6/s10 rc ${PIPESTATUS[0]}"
 stage "compute-sanitizer"
 # The kernels are unchanged since the full sanitizer runs of docs/gpu.md; these cover the
 # new host-side planning (sharded reads) and the paths around it.
-filter='GpuShardRead.*:GpuRead.ManyBatches*:GpuRead.V2*:GpuRead.Corrupt*:GpuMemory.*'
+filter='GpuShardRead.*:GpuRead.ManyBatches*:GpuRead.V2*:GpuRead.Corrupt*:GpuMemory.*:GpuMemoryStore.*'
 {
   ZARRKIT_GPU_TEST_QUICK=1 timeout 45 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$work/bin/gpu_tests" --gtest_filter="$filter"
