@@ -2,8 +2,10 @@
 // passes over the bytes as the codecs allow:
 //
 //  - uncompressed chunks (the chain stores raw bytes): a chunk that fills its part of the
-//    output in the chunk's own layout is read from the store straight into the output; a
-//    chunk read in part is read as byte ranges covering only what the task selects;
+//    output in the chunk's own layout is read from the store straight into the output; one
+//    wanted whole whose rows are scattered in the output (a chunk narrower than the array)
+//    is read row by row into the output's rows (one preadv for many rows); a chunk read in
+//    part is read as byte ranges covering only what the task selects;
 //  - other chains: the encoded chunk is fetched, and decoded straight into the output when
 //    the chunk fills its part of the output in its own layout (CodecChain::decode_into);
 //  - otherwise the chunk is decoded into a buffer and its selected elements copied.

@@ -108,6 +108,10 @@ TEST(ChunkRead, DirectPathsAndCopyPathsGiveTheSameElements) {
       {{13, 17}, {4, 8}, {2, 4}},
       {{9, 10, 11}, {4, 5, 11}, {2, 5, 11}},
       {{6, 8, 8}, {3, 8, 8}, {3, 4, 8}},
+      // Rows of 640 bytes (float64): whole raw chunks go row by row into the output's rows.
+      {{5, 7, 200}, {2, 3, 80}, {1, 3, 80}},
+      // Chunks spanning the last axis: their rows are adjacent in the output and merge.
+      {{6, 4, 100}, {2, 2, 100}, {2, 1, 100}},
   };
   const std::vector<DataType> dtypes = {DataType::uint_(8), DataType::uint_(16), DataType::float_(64)};
   std::mt19937_64 rng(6);
@@ -167,7 +171,37 @@ TEST(ChunkRead, DirectPathsAndCopyPathsGiveTheSameElements) {
       }
     }
   }
-  EXPECT_EQ(checked, 2 * 4 * 3 * 14);
+  EXPECT_EQ(checked, 2 * 6 * 3 * 14);
+}
+
+// Counts the ranges of each read_into call.
+class RangeCountingStore : public MemoryStore {
+ public:
+  std::vector<std::size_t> ranges_per_call;
+  std::optional<std::uint64_t> read_into(std::string_view key, std::span<const ByteRange> ranges,
+                                         std::span<const MutableByteView> dests) override {
+    ranges_per_call.push_back(ranges.size());
+    return MemoryStore::read_into(key, ranges, dests);
+  }
+};
+
+TEST(ChunkRead, WholeRawChunksNarrowerThanTheArrayAreReadRowByRowIntoTheOutput) {
+  auto store = std::make_shared<RangeCountingStore>();
+  ArraySpec spec;
+  spec.shape = {4, 6, 300};
+  spec.chunks = {2, 3, 100};  // rows of 800 bytes, strided in the output
+  spec.dtype = DataType::float_(64);
+  spec.codecs = json::array({bytes_codec("little")});
+  spec.fill_value = 0;
+  Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()));
+  std::mt19937_64 rng(3);
+  std::vector<std::byte> data = random_bytes(rng, 4 * 6 * 300 * 8);
+  array.write(Selection{}, NDView{data.data(), spec.shape, NDView::c_strides(spec.shape, 8), spec.dtype});
+  store->ranges_per_call.clear();
+  const NDBuffer whole = array.read(Selection{});
+  ASSERT_EQ(std::vector<std::byte>(whole.data(), whole.data() + whole.nbytes()), data);
+  // 12 chunks, each one call with its 6 rows.
+  EXPECT_EQ(store->ranges_per_call, std::vector<std::size_t>(12, 6));
 }
 
 TEST(ChunkRead, RawChunksOfTheWrongSizeAreDataLossWholeOrInPart) {

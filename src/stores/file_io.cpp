@@ -12,6 +12,9 @@ int FileIo::open(const char* path, int flags, mode_t mode) { return ::open(path,
 ssize_t FileIo::pread(int fd, void* buffer, std::size_t count, off_t offset) {
   return ::pread(fd, buffer, count, offset);
 }
+ssize_t FileIo::preadv(int fd, const struct iovec* buffers, int count, off_t offset) {
+  return ::preadv(fd, buffers, count, offset);
+}
 ssize_t FileIo::write(int fd, const void* buffer, std::size_t count) {
   return ::write(fd, buffer, count);
 }

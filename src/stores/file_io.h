@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <memory>
@@ -15,6 +16,9 @@ class FileIo {
   virtual ~FileIo() = default;
   virtual int open(const char* path, int flags, mode_t mode);
   virtual ssize_t pread(int fd, void* buffer, std::size_t count, off_t offset);
+  // One contiguous range of the file into several buffers (a chunk's rows into the rows of
+  // an output array): one call where pread would need one per buffer.
+  virtual ssize_t preadv(int fd, const struct iovec* buffers, int count, off_t offset);
   virtual ssize_t write(int fd, const void* buffer, std::size_t count);
   virtual int fsync(int fd);
   virtual int close(int fd);

@@ -6,10 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <functional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "core/checked_math.h"
 #include "stores/file_io.h"
@@ -255,22 +257,56 @@ std::optional<std::uint64_t> LocalStore::read_into(std::string_view key, std::sp
   std::optional<FileHandle> handle;
   std::uint64_t size = 0;
   if (!open_value(*io_, path, key, describe(), handle, size)) return std::nullopt;
+  std::vector<std::pair<std::uint64_t, std::size_t>> spans(ranges.size());  // begin, length
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     const auto [begin, end] = ranges[i].resolve(size);
-    const std::size_t length = to_size(end - begin, "range size");
-    if (length > dests[i].size()) {
-      fail_invalid("read_into: range {} has {} bytes, its destination {}", i, length, dests[i].size());
+    spans[i] = {begin, to_size(end - begin, "range size")};
+    if (spans[i].second > dests[i].size()) {
+      fail_invalid("read_into: range {} has {} bytes, its destination {}", i, spans[i].second, dests[i].size());
     }
-    std::size_t done = 0;
-    while (done < length) {
+  }
+  // Reads range i from byte `from` on with pread, continuing short reads. Returns the end
+  // of what was read when the file ends early (it shrank since it was opened).
+  auto read_range = [&](std::size_t i, std::size_t from) -> std::optional<std::uint64_t> {
+    const auto [begin, length] = spans[i];
+    for (std::size_t done = from; done < length;) {
       ssize_t got = retry_eintr([&] {
         return io_->pread(handle->fd(), dests[i].data() + done, length - done, static_cast<off_t>(begin + done));
       });
       if (got < 0) fail_io("{}: cannot read key \"{}\": {}", describe(), key, errno_text(errno));
-      // The file shrank since it was opened: report the size that was read.
       if (got == 0) return begin + done;
       done += static_cast<std::size_t>(got);
     }
+    return std::nullopt;
+  };
+  std::vector<struct iovec> iov;
+  for (std::size_t i = 0; i < spans.size();) {
+    // Ranges that follow one another in the file go in one preadv call.
+    std::size_t j = i + 1;
+    std::size_t total = spans[i].second;
+    while (j < spans.size() && j - i < static_cast<std::size_t>(IOV_MAX) &&
+           spans[j].first == spans[j - 1].first + spans[j - 1].second) {
+      total += spans[j].second;
+      ++j;
+    }
+    std::size_t skip = 0;  // bytes of ranges i..j-1 already read
+    if (j - i > 1) {
+      iov.clear();
+      for (std::size_t k = i; k < j; ++k) iov.push_back({dests[k].data(), spans[k].second});
+      ssize_t got = retry_eintr([&] {
+        return io_->preadv(handle->fd(), iov.data(), static_cast<int>(iov.size()), static_cast<off_t>(spans[i].first));
+      });
+      if (got < 0) fail_io("{}: cannot read key \"{}\": {}", describe(), key, errno_text(errno));
+      skip = static_cast<std::size_t>(got);
+    }
+    if (skip < total) {  // one range at a time from where preadv stopped
+      for (std::size_t k = i; k < j; ++k) {
+        const std::size_t from = std::min(skip, spans[k].second);
+        skip -= from;
+        if (auto end = read_range(k, from)) return end;
+      }
+    }
+    i = j;
   }
   return size;
 }

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "stores/file_io.h"
 #include "stores/testing/temp_dir.h"
@@ -32,6 +34,18 @@ class ScriptedFileIo : public detail::FileIo {
   ssize_t pread(int fd, void* buffer, std::size_t count, off_t offset) override {
     if (int e = scripted("pread")) return fail(e);
     return FileIo::pread(fd, buffer, limit(count), offset);
+  }
+  ssize_t preadv(int fd, const struct iovec* buffers, int count, off_t offset) override {
+    if (int e = scripted("preadv")) return fail(e);
+    // A short transfer fills the first buffers with at most max_transfer bytes in all.
+    std::vector<struct iovec> cut;
+    std::size_t left = max_transfer == 0 ? SIZE_MAX : max_transfer;
+    for (int i = 0; i < count && left > 0; ++i) {
+      const std::size_t n = std::min(left, buffers[i].iov_len);
+      cut.push_back({buffers[i].iov_base, n});
+      left -= n;
+    }
+    return FileIo::preadv(fd, cut.data(), static_cast<int>(cut.size()), offset);
   }
   ssize_t write(int fd, const void* buffer, std::size_t count) override {
     if (int e = scripted("write")) return fail(e);
@@ -130,6 +144,41 @@ TEST(LocalStoreFaults, ShortReadsAndWritesAreContinued) {
   auto part = f.store.get("k", BufferPrototype::host(), ByteRange::range(100, 130));
   ASSERT_TRUE(part);
   EXPECT_EQ(as_chars(part->view()), value.substr(100, 30));
+}
+
+// read_into: ranges that follow one another in the file are one preadv call (a chunk's rows
+// into an output's rows); short and interrupted transfers are continued range by range.
+TEST(LocalStoreFaults, ReadIntoConsecutiveRangesIsOnePreadv) {
+  for (const std::size_t max_transfer : {std::size_t{0}, std::size_t{7}, std::size_t{120}}) {
+    for (const bool interrupt : {false, true}) {
+      Fixture f;
+      const std::string value = pattern(1000);
+      f.store.set("k", as_bytes(value));
+      f.io->calls.clear();
+      f.io->max_transfer = max_transfer;
+      f.io->interrupt_every_other_call = interrupt;
+      std::string a(100, '.'), b(150, '.'), c(750, '.'), d(10, '.');
+      const ByteRange ranges[] = {ByteRange::range(0, 100), ByteRange::range(100, 250), ByteRange::from_offset(250),
+                                  ByteRange::range(10, 20)};
+      const MutableByteView dests[] = {{reinterpret_cast<std::byte*>(a.data()), a.size()},
+                                       {reinterpret_cast<std::byte*>(b.data()), b.size()},
+                                       {reinterpret_cast<std::byte*>(c.data()), c.size()},
+                                       {reinterpret_cast<std::byte*>(d.data()), d.size()}};
+      EXPECT_EQ(f.store.read_into("k", ranges, dests), 1000u);
+      EXPECT_EQ(a + b + c, value) << max_transfer << " " << interrupt;
+      EXPECT_EQ(d, value.substr(10, 10));
+      EXPECT_EQ(f.io->calls["preadv"], interrupt ? 2 : 1);
+      if (max_transfer == 0) EXPECT_EQ(f.io->calls["pread"], interrupt ? 2 : 1);
+    }
+  }
+  Fixture f;
+  f.store.set("k", as_bytes(pattern(100)));
+  f.io->fail_with["preadv"] = EIO;
+  std::string a(50, '.'), b(50, '.');
+  const ByteRange ranges[] = {ByteRange::range(0, 50), ByteRange::range(50, 100)};
+  const MutableByteView dests[] = {{reinterpret_cast<std::byte*>(a.data()), a.size()},
+                                   {reinterpret_cast<std::byte*>(b.data()), b.size()}};
+  EXPECT_THROW(f.store.read_into("k", ranges, dests), IoError);
 }
 
 TEST(LocalStoreFaults, GetRangesOpensTheFileOnce) {
