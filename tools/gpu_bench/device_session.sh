@@ -7,6 +7,8 @@
 # (at most 8 files come back): session.log, gpu_tests.log, pytest.log, sanitizers.log,
 # s7.json, bench.jsonl.
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
+# STAGES="pytest s6" (any of gpu_tests pytest s7 s6 sanitizers) runs only those stages;
+# BENCH_ONLY=s6 limits the S6/S10 stage to one scenario.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 carry=$(cd "${1:-build/gpu-carry}" && pwd)
@@ -17,6 +19,7 @@ work=/tmp/zk
 rm -rf "$work" && mkdir -p "$work"
 start=$SECONDS
 stage() { echo "== $1 (t=$((SECONDS - start)) s)"; }
+wanted() { [[ -z ${STAGES:-} || " $STAGES " == *" $1 "* ]]; }
 
 stage "unpack"
 tar -C "$work" -xzf "$carry/bundle.tar.gz"
@@ -37,26 +40,35 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 echo "cuFile: $( (ldconfig -p | grep -o 'libcufile.so[.0-9]*' | sort -u | tr '\n' ' '; ls /usr/local/cuda*/lib64/libcufile.so* 2>/dev/null) | tr '\n' ' ') nvidia-fs: $(lsmod 2>/dev/null | grep -c nvidia_fs)"
 python3 -c "import zarrkit, cupy; print('zarrkit GPU:', zarrkit.config.gpu_available(), 'cupy', cupy.__version__)"
 
+if wanted gpu_tests; then
 stage "gpu_tests"
 timeout 60 "$work/bin/gpu_tests" > "$out/gpu_tests.log" 2>&1
 echo "gpu_tests rc $?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |corpus arrays|^\[  FAILED" "$out/gpu_tests.log" | head -20
+fi
 
+if wanted pytest; then
 stage "python GPU tests"
 timeout 120 python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu.py tests/python/test_config.py \
   tests/python/test_zarr_pipeline_gpu.py > "$out/pytest.log" 2>&1
 echo "pytest rc $?"; tail -3 "$out/pytest.log"
+fi
 
+if wanted s7; then
 stage "S7 kernel-only decode vs nvCOMP"
 timeout 50 "$work/bin/zarrkit_s7_bench" --total-mib 1024 --reps 6 --json "$out/s7.json"
 echo "s7 rc $?"
+fi
 
+if wanted s6; then
 stage "S6 / S10 reads into device memory"
 size=full; [[ $quick == --quick ]] && size=small
-timeout 130 python3 bench/gpu/s6_s10.py --dir /tmp/zk_bench --size $size --reps 6 --json "$out/bench.jsonl" \
+timeout 130 python3 bench/gpu/s6_s10.py --dir /tmp/zk_bench --size $size --reps 6 --json "$out/bench.jsonl" --only "${BENCH_ONLY:-s6,s10}" \
   2>&1 | tail -60
 echo "s6/s10 rc ${PIPESTATUS[0]}"
+fi
 
+if wanted sanitizers; then
 stage "compute-sanitizer"
 # The kernels are unchanged since the full sanitizer runs of docs/gpu.md; these cover the
 # new host-side planning (sharded reads) and the paths around it.
@@ -70,4 +82,6 @@ filter='GpuShardRead.*:GpuRead.ManyBatches*:GpuRead.V2*:GpuRead.Corrupt*:GpuMemo
   echo "racecheck rc $?"
 } > "$out/sanitizers.log" 2>&1
 grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/sanitizers.log"
+fi
+
 stage "done"
