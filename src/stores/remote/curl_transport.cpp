@@ -296,6 +296,7 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
     curl_easy_setopt(easy, CURLOPT_MAXREDIRS, static_cast<long>(options_.max_redirects));
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
+    if (!options_.ca_bundle.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_bundle.c_str());
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "zarrkit/0.1");
 
@@ -441,6 +442,13 @@ TransportOptions transport_options_from_environment(TransportOptions o) {
   if (auto v = env_number("ZARRKIT_HTTP_REQUEST_TIMEOUT_MS")) o.request_timeout = milliseconds(*v);
   if (const char* verify = std::getenv("ZARRKIT_HTTP_VERIFY_TLS"); verify != nullptr && *verify != '\0') {
     o.verify_tls = truthy(verify);
+  }
+  // The first of these that is set: zarrkit's own, boto3's (AWS_CA_BUNDLE), curl's.
+  for (const char* name : {"ZARRKIT_CA_BUNDLE", "AWS_CA_BUNDLE", "CURL_CA_BUNDLE"}) {
+    if (const char* path = std::getenv(name); path != nullptr && *path != '\0') {
+      o.ca_bundle = path;
+      break;
+    }
   }
   return o;
 }

@@ -62,6 +62,9 @@ struct TransportOptions {
   std::uint64_t max_body_bytes = std::uint64_t{1} << 36;  // 64 GiB
   int max_redirects = 8;
   bool verify_tls = true;
+  // A PEM file of the certificate authorities to trust instead of the system's (a private
+  // CA, a self-signed server); empty: the system's.
+  std::string ca_bundle;
 };
 
 class HttpTransport {
@@ -78,7 +81,8 @@ std::shared_ptr<HttpTransport> make_curl_transport(const TransportOptions& optio
 
 // Transport settings from the environment (see docs/remote-stores.md):
 //   ZARRKIT_HTTP_CONCURRENCY, ZARRKIT_HTTP_CONNECT_TIMEOUT_MS, ZARRKIT_HTTP_STALL_TIMEOUT_MS,
-//   ZARRKIT_HTTP_REQUEST_TIMEOUT_MS, ZARRKIT_HTTP_VERIFY_TLS (0 to skip certificate checks).
+//   ZARRKIT_HTTP_REQUEST_TIMEOUT_MS, ZARRKIT_HTTP_VERIFY_TLS (0 to skip certificate checks),
+//   ZARRKIT_CA_BUNDLE (else AWS_CA_BUNDLE, else CURL_CA_BUNDLE: a PEM file of CAs to trust).
 TransportOptions transport_options_from_environment(TransportOptions defaults = {});
 
 // A transport with the environment's settings, created once and shared by every store
