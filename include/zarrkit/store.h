@@ -40,6 +40,9 @@ struct StoreCapabilities {
   bool writable = true;
   bool listable = true;
   bool partial_reads = true;  // byte ranges are cheaper than whole reads
+  // get_many keeps many requests in flight (remote stores): readers fetch chunks in batches
+  // through it rather than one get per worker thread.
+  bool batched_gets = false;
 };
 
 struct DirListing {
@@ -61,6 +64,10 @@ class Store {
   virtual std::optional<Buffer> get(std::string_view key,
                                     const BufferPrototype& prototype = BufferPrototype::host(),
                                     std::optional<ByteRange> range = std::nullopt) = 0;
+  // The whole values of several keys (nullopt for an absent one). The default calls get()
+  // once per key; remote stores send the requests together (capabilities().batched_gets).
+  virtual std::vector<std::optional<Buffer>> get_many(std::span<const std::string> keys,
+                                                      const BufferPrototype& prototype = BufferPrototype::host());
   // Several ranges of one value; the default calls get() once per range.
   virtual std::optional<std::vector<Buffer>> get_ranges(
       std::string_view key, std::span<const ByteRange> ranges,

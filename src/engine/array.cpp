@@ -181,10 +181,9 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     fail_invalid("array '{}': the fill value has {} bytes, {} needs {}", display_path(path_),
                  m.fill_value.bytes().size(), m.dtype.name(), m.dtype.size());
   }
-  const ChunkReadRequest request(*store_, m, region);
   const auto sharded = ShardIo::for_array(m);  // null unless sharding_indexed: see shard_io.h
 
-  auto run = [&](std::size_t index) {
+  auto read_task = [&](const ChunkReadRequest& request, std::size_t index) {
     ChunkTask task;
     plan.task(index, task);
     const std::string key = m.chunk_key(task.chunk_coords);
@@ -199,7 +198,17 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
                     store_->describe(), key);
     }
   };
-  shared_thread_pool().parallel_for(to_size(plan.num_tasks()), run);
+  if (!sharded && store_->capabilities().batched_gets) {
+    auto key_of = [&](std::size_t index) {
+      ChunkTask task;
+      plan.task(index, task);
+      return join_key(path_, m.chunk_key(task.chunk_coords));
+    };
+    const std::string context = fmt::format("array '{}' in {}", display_path(path_), store_->describe());
+    return read_in_fetched_windows(store_, m, region, to_size(plan.num_tasks()), context, key_of, read_task);
+  }
+  const ChunkReadRequest request(*store_, m, region);
+  shared_thread_pool().parallel_for(to_size(plan.num_tasks()), [&](std::size_t index) { read_task(request, index); });
 }
 
 void Array::write(const Selection& selection, const NDView& data) {

@@ -2,14 +2,19 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <limits>
+#include <map>
 
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
 #include "engine/task_copy.h"
+#include "stores/wrappers/key_map_store.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/error.h"
+#include "zarrkit/config.h"
+#include "zarrkit/thread_pool.h"
 
 namespace zarrkit {
 namespace {
@@ -184,6 +189,40 @@ SlabPlan plan_slabs(const ChunkTask& task, std::span<const std::int64_t> chunk_s
     }
   }
   return plan;
+}
+
+void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMetadata& m, const NDView& region,
+                             std::size_t num_tasks, std::string_view context, const std::function<std::string(std::size_t)>& key_of,
+                             const std::function<void(const ChunkReadRequest&, std::size_t)>& read_one) {
+  // Up to 256 chunks or ~256 MiB of decoded chunks per window, whichever is fewer.
+  const std::uint64_t chunk_bytes = std::max<std::uint64_t>(checked_nbytes(m.chunk_shape, m.dtype), 1);
+  const std::size_t window = to_size(std::clamp<std::uint64_t>((std::uint64_t{256} << 20) / chunk_bytes, 1, 256));
+  using Held = std::map<std::string, Buffer, std::less<>>;
+  auto fetch = [&](std::size_t first) {
+    std::vector<std::string> keys;
+    for (std::size_t i = first; i < std::min(first + window, num_tasks); ++i) keys.push_back(key_of(i));
+    std::vector<std::optional<Buffer>> values = store->get_many(keys, BufferPrototype::host());
+    Held held;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (values[i]) held.emplace(std::move(keys[i]), std::move(*values[i]));  // absent: fill value
+    }
+    return held;
+  };
+  std::future<Held> next = std::async(std::launch::async, fetch, 0);
+  for (std::size_t first = 0; first < num_tasks; first += window) {
+    Held held;
+    try {
+      held = next.get();
+    } catch (const Error& e) {
+      rethrow_with_context(e, context);
+    }
+    if (first + window < num_tasks) next = std::async(std::launch::async, fetch, first + window);
+    const auto fetched = std::make_shared<KeyMapStore>(store, std::map<std::string, std::string, std::less<>>{},
+                                                       std::move(held));
+    const ChunkReadRequest request(*fetched, m, region);
+    const std::size_t count = std::min(window, num_tasks - first);
+    shared_thread_pool().parallel_for(count, [&](std::size_t i) { read_one(request, first + i); });
+  }
 }
 
 void read_chunk_task(const ChunkReadRequest& r, const std::string& key, const ChunkTask& task) {

@@ -15,6 +15,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,17 @@ struct ChunkReadRequest {
 
 // Reads the task's elements of the chunk stored at `key` into the request's region.
 void read_chunk_task(const ChunkReadRequest& request, const std::string& key, const ChunkTask& task);
+
+// For stores that keep many requests in flight (capabilities().batched_gets: S3, HTTP): the
+// chunks of tasks 0..num_tasks-1 (keys from `key_of`) are fetched in windows with one
+// get_many each, the next window's fetch overlapping the decoding of this one, and each task
+// runs `read_one` on the thread pool with a request whose store serves the fetched bytes.
+// Without this, each pool thread would wait for its own request: as many requests in
+// flight as threads. A failed fetch is rethrown with `context` ("array 'a' in s3://...").
+void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMetadata& metadata,
+                             const NDView& region, std::size_t num_tasks, std::string_view context,
+                             const std::function<std::string(std::size_t)>& key_of,
+                             const std::function<void(const ChunkReadRequest&, std::size_t)>& read_one);
 
 // The byte ranges of a chunk that a partial read fetches: `count` slabs of `slab_bytes`
 // bytes, the first at `first_offset`, each further one at the offset the strides give.

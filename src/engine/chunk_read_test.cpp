@@ -204,6 +204,71 @@ TEST(ChunkRead, WholeRawChunksNarrowerThanTheArrayAreReadRowByRowIntoTheOutput) 
   EXPECT_EQ(store->ranges_per_call, std::vector<std::size_t>(12, 6));
 }
 
+// A store that says it batches gets (as the remote stores do), counting how it is asked.
+class BatchingStore : public MemoryStore {
+ public:
+  std::vector<std::size_t> batch_sizes;
+  std::size_t single_gets = 0;
+  bool fail = false;
+  StoreCapabilities capabilities() const override {
+    StoreCapabilities c = MemoryStore::capabilities();
+    c.batched_gets = true;
+    return c;
+  }
+  std::vector<std::optional<Buffer>> get_many(std::span<const std::string> keys,
+                                              const BufferPrototype& prototype) override {
+    if (fail) fail_io("the server went away");
+    batch_sizes.push_back(keys.size());
+    in_batch = true;
+    auto values = MemoryStore::get_many(keys, prototype);  // calls get() per key
+    in_batch = false;
+    return values;
+  }
+  std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype,
+                            std::optional<ByteRange> range) override {
+    if (!in_batch) ++single_gets;
+    return MemoryStore::get(key, prototype, range);
+  }
+
+ private:
+  std::atomic<bool> in_batch{false};
+};
+
+TEST(ChunkRead, StoresThatBatchGetsAreReadInWindowsOfFetchedChunks) {
+  for (const char* chain : {"raw", "zstd"}) {
+    SCOPED_TRACE(chain);
+    auto store = std::make_shared<BatchingStore>();
+    ArraySpec spec;
+    spec.shape = {30, 100};
+    spec.chunks = {1, 10};  // 300 chunks: windows of 256 and 44
+    spec.dtype = DataType::int_(32);
+    spec.codecs = std::string(chain) == "raw" ? json::array({bytes_codec("little")})
+                                              : json::array({bytes_codec("little"), kZstd});
+    spec.fill_value = -1;
+    Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()));
+    std::vector<std::int32_t> data(3000);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::int32_t>(i % 7 == 0 ? -1 : i);
+    for (std::size_t i = 0; i < 100; ++i) data[5 * 100 + i] = -1;  // row 5: ten chunks never stored
+    array.write(Selection{}, NDView{reinterpret_cast<std::byte*>(data.data()), spec.shape,
+                                    NDView::c_strides(spec.shape, 4), spec.dtype});
+    const Array opened = Array::open(store, "x");
+    store->single_gets = 0;
+    const NDBuffer whole = opened.read(Selection{});
+    ASSERT_EQ(std::memcmp(whole.data(), data.data(), whole.nbytes()), 0);
+    EXPECT_EQ(store->batch_sizes, (std::vector<std::size_t>{256, 44}));
+    EXPECT_EQ(store->single_gets, 0u);
+
+    store->fail = true;
+    try {
+      (void)Array::open(store, "x").read(Selection{});
+      ADD_FAILURE() << "no error";
+    } catch (const IoError& e) {
+      EXPECT_NE(std::string(e.what()).find("array 'x' in memory://"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("the server went away"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ChunkRead, RawChunksOfTheWrongSizeAreDataLossWholeOrInPart) {
   TempDir dir;
   auto store = LocalStore::open(dir.path() / "a.zarr");

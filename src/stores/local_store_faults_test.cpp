@@ -168,7 +168,9 @@ TEST(LocalStoreFaults, ReadIntoConsecutiveRangesIsOnePreadv) {
       EXPECT_EQ(a + b + c, value) << max_transfer << " " << interrupt;
       EXPECT_EQ(d, value.substr(10, 10));
       EXPECT_EQ(f.io->calls["preadv"], interrupt ? 2 : 1);
-      if (max_transfer == 0) EXPECT_EQ(f.io->calls["pread"], interrupt ? 2 : 1);
+      if (max_transfer == 0) {
+        EXPECT_EQ(f.io->calls["pread"], interrupt ? 2 : 1);
+      }
     }
   }
   Fixture f;

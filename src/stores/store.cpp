@@ -115,6 +115,14 @@ std::optional<std::vector<Buffer>> Store::get_ranges(std::string_view key,
   return parts;
 }
 
+std::vector<std::optional<Buffer>> Store::get_many(std::span<const std::string> keys,
+                                                  const BufferPrototype& prototype) {
+  std::vector<std::optional<Buffer>> values;
+  values.reserve(keys.size());
+  for (const std::string& key : keys) values.push_back(get(key, prototype));
+  return values;
+}
+
 std::optional<std::uint64_t> Store::read_into(std::string_view key, std::span<const ByteRange> ranges,
                                               std::span<const MutableByteView> dests) {
   if (ranges.size() != dests.size()) {

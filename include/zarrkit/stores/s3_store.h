@@ -73,6 +73,8 @@ class S3Store : public Store {
   std::string describe() const override;
   std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype = BufferPrototype::host(),
                             std::optional<ByteRange> range = std::nullopt) override;
+  std::vector<std::optional<Buffer>> get_many(std::span<const std::string> keys,
+                                              const BufferPrototype& prototype = BufferPrototype::host()) override;
   std::optional<std::vector<Buffer>> get_ranges(std::string_view key, std::span<const ByteRange> ranges,
                                                 const BufferPrototype& prototype = BufferPrototype::host()) override;
   bool exists(std::string_view key) override;

@@ -86,8 +86,11 @@ struct HttpStore::Impl {
     return out;
   }
 
-  std::optional<Buffer> get_whole(std::string_view key) {
-    const std::vector<HttpRequest> requests{request("GET", key, std::nullopt)};
+  // The whole values of `keys`, requested together (nullopt: absent).
+  std::vector<std::optional<Buffer>> get_whole(std::span<const std::string> keys) {
+    std::vector<HttpRequest> requests;
+    requests.reserve(keys.size());
+    for (const std::string& key : keys) requests.push_back(request("GET", key, std::nullopt));
     auto responses = perform_with_retries(settings.transport->get(), requests,
                                           [](std::size_t, HttpResponse& r) {
                                             if (auto v = common_verdict(r)) return *v;
@@ -97,8 +100,11 @@ struct HttpStore::Impl {
                                             return Verdict::accept();
                                           },
                                           settings.retry);
-    if (absent(responses[0].status)) return std::nullopt;
-    return std::move(responses[0].body);
+    std::vector<std::optional<Buffer>> values(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (!absent(responses[i].status)) values[i] = std::move(responses[i].body);
+    }
+    return values;
   }
 };
 
@@ -120,7 +126,9 @@ std::shared_ptr<HttpStore> HttpStore::open(std::string_view url, const RemoteOpt
   return std::shared_ptr<HttpStore>(new HttpStore(std::move(impl)));
 }
 
-StoreCapabilities HttpStore::capabilities() const { return {.writable = false, .listable = false, .partial_reads = true}; }
+StoreCapabilities HttpStore::capabilities() const {
+  return {.writable = false, .listable = false, .partial_reads = true, .batched_gets = true};
+}
 
 std::string HttpStore::describe() const { return impl_->base_url; }
 
@@ -133,13 +141,24 @@ std::optional<Buffer> HttpStore::get(std::string_view key, const BufferPrototype
   }
   std::optional<Buffer> data;
   if (!range) {
-    data = impl_->get_whole(key);
+    const std::string whole_key(key);
+    data = std::move(impl_->get_whole(std::span(&whole_key, 1)).front());
   } else {
     auto parts = impl_->fetch(key, std::span(&*range, 1));
     if (parts) data = std::move(parts->front());
   }
   if (!data) return std::nullopt;
   return to_prototype(std::move(*data), prototype, describe());
+}
+
+std::vector<std::optional<Buffer>> HttpStore::get_many(std::span<const std::string> keys,
+                                                      const BufferPrototype& prototype) {
+  for (const std::string& key : keys) validate_key(key);
+  std::vector<std::optional<Buffer>> values = impl_->get_whole(keys);
+  for (auto& value : values) {
+    if (value) value = to_prototype(std::move(*value), prototype, describe());
+  }
+  return values;
 }
 
 std::optional<std::vector<Buffer>> HttpStore::get_ranges(std::string_view key, std::span<const ByteRange> ranges,
@@ -181,7 +200,8 @@ std::optional<std::uint64_t> HttpStore::size(std::string_view key) {
   if (!head) return std::nullopt;
   if (*head) return **head;
   // No Content-Length on HEAD (some servers): read the value to measure it.
-  auto value = impl_->get_whole(key);
+  const std::string whole_key(key);
+  auto value = std::move(impl_->get_whole(std::span(&whole_key, 1)).front());
   if (!value) return std::nullopt;
   return value->size();
 }

@@ -73,6 +73,26 @@ TEST(HttpStore, GetRangesSendsOneBatchAndCoalesces) {
   EXPECT_FALSE(f.store->get_ranges("missing", ranges));
 }
 
+TEST(HttpStore, GetManySendsOneBatchAndRetriesEachRequest) {
+  Fixture f;
+  f.server->fault_next(std::string(kBase) + "/c/0/1", [](HttpResponse r) {
+    r.status = 503;
+    return FakeHttpServer::with_body(std::move(r), "slow down");
+  });
+  const std::vector<std::string> keys{"zarr.json", "missing", "c/0/1", "empty"};
+  auto values = f.store->get_many(keys);
+  ASSERT_EQ(values.size(), 4u);
+  EXPECT_EQ(text(values[0]), "{\"zarr_format\": 3}");
+  EXPECT_EQ(text(values[1]), "<absent>");
+  EXPECT_EQ(text(values[2]), "0123456789");
+  EXPECT_EQ(text(values[3]), "");
+  // The four went out together; the 503 was retried alone.
+  EXPECT_EQ(f.server->batch_sizes, (std::vector<std::size_t>{4, 1}));
+  EXPECT_TRUE(f.store->capabilities().batched_gets);
+  const std::vector<std::string> bad{"zarr.json", "../escape"};
+  EXPECT_THROW(f.store->get_many(bad), InvalidArgumentError);
+}
+
 TEST(HttpStore, ServersThatIgnoreRangesStillGiveTheRightBytes) {
   Fixture f;
   f.server->ignore_ranges = true;

@@ -199,19 +199,34 @@ struct S3Store::Impl {
   // The whole value and its ETag. The SHA-256 checksum S3 keeps for objects written with
   // one (zarrkit's own single-part writes) is checked.
   std::optional<std::pair<Buffer, std::string>> get_whole(std::string_view key) const {
-    HttpResponse r =
-        run_one(make("GET", object_key(key), {}, {{"x-amz-checksum-mode", "ENABLED"}}),
-                [&](std::size_t, HttpResponse& response) {
-                  if (auto v = verdict(response)) return *v;
-                  if (response.status == 404) return Verdict::accept();
-                  if (response.status != 200) return Verdict::fail(failure_text(response));
-                  if (auto mismatch = checksum_mismatch(response)) {
-                    return Verdict::retry(*mismatch, ErrorCode::kDataLoss);
-                  }
-                  return Verdict::accept();
-                });
+    HttpResponse r = run_one(whole_request(key), [&](std::size_t, HttpResponse& response) { return judge_whole(response); });
     if (r.status == 404) return std::nullopt;
     return std::pair(std::move(r.body), std::string(r.header("etag").value_or("")));
+  }
+
+  // The whole values of `keys`, requested together (nullopt: absent); checked as above.
+  std::vector<std::optional<Buffer>> get_many(std::span<const std::string> keys) const {
+    std::vector<HttpRequest> requests;
+    requests.reserve(keys.size());
+    for (const std::string& key : keys) requests.push_back(whole_request(key));
+    auto responses = run(requests, [&](std::size_t, HttpResponse& response) { return judge_whole(response); });
+    std::vector<std::optional<Buffer>> values(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (responses[i].status != 404) values[i] = std::move(responses[i].body);
+    }
+    return values;
+  }
+
+  HttpRequest whole_request(std::string_view key) const {
+    return make("GET", object_key(key), {}, {{"x-amz-checksum-mode", "ENABLED"}});
+  }
+
+  Verdict judge_whole(const HttpResponse& response) const {
+    if (auto v = verdict(response)) return *v;
+    if (response.status == 404) return Verdict::accept();
+    if (response.status != 200) return Verdict::fail(failure_text(response));
+    if (auto mismatch = checksum_mismatch(response)) return Verdict::retry(*mismatch, ErrorCode::kDataLoss);
+    return Verdict::accept();
   }
 
   std::optional<std::vector<Buffer>> fetch(std::string_view key, std::span<const ByteRange> ranges) const {
@@ -434,7 +449,7 @@ std::shared_ptr<S3Store> S3Store::open(std::string_view url, const S3Options& op
 }
 
 StoreCapabilities S3Store::capabilities() const {
-  return {.writable = !impl_->options.read_only, .listable = true, .partial_reads = true};
+  return {.writable = !impl_->options.read_only, .listable = true, .partial_reads = true, .batched_gets = true};
 }
 
 std::string S3Store::describe() const { return impl_->description; }
@@ -454,6 +469,16 @@ std::optional<Buffer> S3Store::get(std::string_view key, const BufferPrototype& 
   }
   if (!data) return std::nullopt;
   return to_prototype(std::move(*data), prototype, describe());
+}
+
+std::vector<std::optional<Buffer>> S3Store::get_many(std::span<const std::string> keys,
+                                                    const BufferPrototype& prototype) {
+  for (const std::string& key : keys) validate_key(key);
+  std::vector<std::optional<Buffer>> values = impl_->get_many(keys);
+  for (auto& value : values) {
+    if (value) value = to_prototype(std::move(*value), prototype, describe());
+  }
+  return values;
 }
 
 std::optional<std::vector<Buffer>> S3Store::get_ranges(std::string_view key, std::span<const ByteRange> ranges,

@@ -107,6 +107,30 @@ TEST(S3Store, ChecksumMismatchesAreRetriedThenDataLoss) {
   EXPECT_EQ(text(f.store->get("k")), "the value");  // one corrupt answer, then the right one
 }
 
+TEST(S3Store, GetManyFetchesTogetherAndChecksEachValue) {
+  Fixture f;
+  f.store->set("a", as_bytes("first"));
+  f.store->set("b", as_bytes("second"));
+  int corrupt = 1;
+  f.server->intercept = [&](const HttpRequest& r) -> std::optional<HttpResponse> {
+    if (r.method != "GET" || !r.url.ends_with("/data.zarr/b") || corrupt == 0) return std::nullopt;
+    --corrupt;
+    return FakeS3Server::respond(200, "secoXd",
+                                 {{"x-amz-checksum-sha256", remote::object_checksum("SHA-256", as_bytes("second"))}});
+  };
+  const std::size_t before = f.server->log.size();
+  const std::vector<std::string> keys{"a", "nothing", "b"};
+  auto values = f.store->get_many(keys);
+  ASSERT_EQ(values.size(), 3u);
+  EXPECT_EQ(text(values[0]), "first");
+  EXPECT_EQ(text(values[1]), "<absent>");
+  EXPECT_EQ(text(values[2]), "second");  // the corrupt answer was retried, never returned
+  EXPECT_TRUE(f.store->capabilities().batched_gets);
+  EXPECT_GE(f.server->log.size() - before, 3u);
+  corrupt = 5;
+  EXPECT_THROW(f.store->get_many(keys), DataLossError);
+}
+
 TEST(S3Store, ErrorsAreTypedAndRetriedWhenTheyMayPass) {
   Fixture f;
   f.store->set("k", as_bytes("v"));

@@ -44,6 +44,10 @@ std::optional<Buffer> KeyMapStore::get(std::string_view key, const BufferPrototy
   if (it == held_.end()) return std::nullopt;
   auto [begin, end] = range ? range->resolve(it->second.size())
                             : std::pair<std::uint64_t, std::uint64_t>{0, it->second.size()};
+  // Held values are never modified: host reads share them.
+  if (prototype.kind() == MemoryKind::kHost) {
+    return it->second.slice(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
+  }
   if (!is_host_accessible(prototype.kind())) {
     fail_unsupported("{}: cannot read the held value \"{}\" into {} memory", describe(), key,
                      memory_kind_name(prototype.kind()));

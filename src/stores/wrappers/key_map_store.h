@@ -5,6 +5,8 @@
 // zarrkit uses it to read an arbitrary list of another array's chunks as the chunks of a
 // temporary array (zarr-python's GPU reads through zarrkit's codec pipeline): the chunks are
 // read straight from the inner store, under the temporary array's chunk keys, with no copy.
+// The engine also uses it to serve chunks it fetched in one batch from a remote store
+// (held values, shared with host reads without a copy).
 #pragma once
 
 #include <map>
