@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <future>
 #include <limits>
 #include <map>
@@ -192,11 +193,17 @@ SlabPlan plan_slabs(const ChunkTask& task, std::span<const std::int64_t> chunk_s
 }
 
 void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMetadata& m, const NDView& region,
-                             std::size_t num_tasks, std::string_view context, const std::function<std::string(std::size_t)>& key_of,
+                             std::size_t num_tasks, std::string_view context,
+                             const std::function<std::string(std::size_t)>& key_of,
                              const std::function<void(const ChunkReadRequest&, std::size_t)>& read_one) {
-  // Up to 256 chunks or ~256 MiB of decoded chunks per window, whichever is fewer.
+  // About a quarter of the request per window (so that fetching overlaps decoding from the
+  // second window on), between 8 and 256 chunks, and at most ~256 MiB of decoded chunks.
   const std::uint64_t chunk_bytes = std::max<std::uint64_t>(checked_nbytes(m.chunk_shape, m.dtype), 1);
-  const std::size_t window = to_size(std::clamp<std::uint64_t>((std::uint64_t{256} << 20) / chunk_bytes, 1, 256));
+  const std::uint64_t by_bytes = std::max<std::uint64_t>((std::uint64_t{256} << 20) / chunk_bytes, 1);
+  const std::size_t window =
+      to_size(std::min<std::uint64_t>(std::clamp<std::uint64_t>((num_tasks + 3) / 4, 8, 256), by_bytes));
+  // Windows being fetched ahead of the one being decoded.
+  constexpr std::size_t kAhead = 2;
   using Held = std::map<std::string, Buffer, std::less<>>;
   auto fetch = [&](std::size_t first) {
     std::vector<std::string> keys;
@@ -208,15 +215,24 @@ void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMet
     }
     return held;
   };
-  std::future<Held> next = std::async(std::launch::async, fetch, 0);
+  std::deque<std::future<Held>> pending;
+  std::size_t next_fetch = 0;
+  auto fetch_ahead = [&] {
+    while (pending.size() < kAhead && next_fetch < num_tasks) {
+      pending.push_back(std::async(std::launch::async, fetch, next_fetch));
+      next_fetch += window;
+    }
+  };
+  fetch_ahead();
   for (std::size_t first = 0; first < num_tasks; first += window) {
     Held held;
     try {
-      held = next.get();
+      held = pending.front().get();
     } catch (const Error& e) {
       rethrow_with_context(e, context);
     }
-    if (first + window < num_tasks) next = std::async(std::launch::async, fetch, first + window);
+    pending.pop_front();
+    fetch_ahead();
     const auto fetched = std::make_shared<KeyMapStore>(store, std::map<std::string, std::string, std::less<>>{},
                                                        std::move(held));
     const ChunkReadRequest request(*fetched, m, region);

@@ -46,7 +46,7 @@ void read_chunk_task(const ChunkReadRequest& request, const std::string& key, co
 
 // For stores that keep many requests in flight (capabilities().batched_gets: S3, HTTP): the
 // chunks of tasks 0..num_tasks-1 (keys from `key_of`) are fetched in windows with one
-// get_many each, the next window's fetch overlapping the decoding of this one, and each task
+// get_many each, the next windows' fetches overlapping the decoding of this one, and each task
 // runs `read_one` on the thread pool with a request whose store serves the fetched bytes.
 // Without this, each pool thread would wait for its own request: as many requests in
 // flight as threads. A failed fetch is rethrown with `context` ("array 'a' in s3://...").
