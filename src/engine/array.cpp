@@ -188,7 +188,7 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     plan.task(index, task);
     const std::string key = m.chunk_key(task.chunk_coords);
     try {
-      if (sharded) return sharded->read(*store_, join_key(path_, key), task, region);
+      if (sharded) return sharded->read(request.store, join_key(path_, key), task, region);
       read_chunk_task(request, join_key(path_, key), task);  // chunk_read.h: straight into `region` where it can
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(path_),
@@ -198,10 +198,13 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
                     store_->describe(), key);
     }
   };
-  if (!sharded && store_->capabilities().batched_gets) {
+  if (store_->capabilities().batched_gets) {
+    // Whole chunks and whole shards are fetched in batches; a shard read in part reads its
+    // index and inner chunks itself.
     auto key_of = [&](std::size_t index) {
       ChunkTask task;
       plan.task(index, task);
+      if (sharded && !task.covers_whole_chunk) return std::string();
       return join_key(path_, m.chunk_key(task.chunk_coords));
     };
     const std::string context = fmt::format("array '{}' in {}", display_path(path_), store_->describe());

@@ -11,7 +11,7 @@
 
 #include "core/checked_math.h"
 #include "engine/task_copy.h"
-#include "stores/wrappers/key_map_store.h"
+#include "engine/fetched_store.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/error.h"
 #include "zarrkit/config.h"
@@ -204,15 +204,17 @@ void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMet
       to_size(std::min<std::uint64_t>(std::clamp<std::uint64_t>((num_tasks + 3) / 4, 8, 256), by_bytes));
   // Windows being fetched ahead of the one being decoded.
   constexpr std::size_t kAhead = 2;
-  using Held = std::map<std::string, Buffer, std::less<>>;
+  using Held = FetchedStore::Fetched;
   auto fetch = [&](std::size_t first) {
     std::vector<std::string> keys;
-    for (std::size_t i = first; i < std::min(first + window, num_tasks); ++i) keys.push_back(key_of(i));
-    std::vector<std::optional<Buffer>> values = store->get_many(keys, BufferPrototype::host());
-    Held held;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (values[i]) held.emplace(std::move(keys[i]), std::move(*values[i]));  // absent: fill value
+    for (std::size_t i = first; i < std::min(first + window, num_tasks); ++i) {
+      std::string key = key_of(i);
+      if (!key.empty()) keys.push_back(std::move(key));  // "": read by the task itself
     }
+    Held held;
+    if (keys.empty()) return held;
+    std::vector<std::optional<Buffer>> values = store->get_many(keys, BufferPrototype::host());
+    for (std::size_t i = 0; i < keys.size(); ++i) held.emplace(std::move(keys[i]), std::move(values[i]));
     return held;
   };
   std::deque<std::future<Held>> pending;
@@ -233,8 +235,7 @@ void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMet
     }
     pending.pop_front();
     fetch_ahead();
-    const auto fetched = std::make_shared<KeyMapStore>(store, std::map<std::string, std::string, std::less<>>{},
-                                                       std::move(held));
+    const auto fetched = std::make_shared<FetchedStore>(store, std::move(held));
     const ChunkReadRequest request(*fetched, m, region);
     const std::size_t count = std::min(window, num_tasks - first);
     shared_thread_pool().parallel_for(count, [&](std::size_t i) { read_one(request, first + i); });

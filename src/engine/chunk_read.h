@@ -45,9 +45,10 @@ struct ChunkReadRequest {
 void read_chunk_task(const ChunkReadRequest& request, const std::string& key, const ChunkTask& task);
 
 // For stores that keep many requests in flight (capabilities().batched_gets: S3, HTTP): the
-// chunks of tasks 0..num_tasks-1 (keys from `key_of`) are fetched in windows with one
-// get_many each, the next windows' fetches overlapping the decoding of this one, and each task
-// runs `read_one` on the thread pool with a request whose store serves the fetched bytes.
+// chunks of tasks 0..num_tasks-1 (keys from `key_of`; "" for a task that reads for itself,
+// such as part of a shard) are fetched in windows with one get_many each, the next windows'
+// fetches overlapping the decoding of this one, and each task runs `read_one` on the thread
+// pool with a request whose store serves the fetched bytes (engine/fetched_store.h).
 // Without this, each pool thread would wait for its own request: as many requests in
 // flight as threads. A failed fetch is rethrown with `context` ("array 'a' in s3://...").
 void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMetadata& metadata,

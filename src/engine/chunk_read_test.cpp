@@ -4,11 +4,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <numeric>
 #include <random>
 #include <thread>
 
@@ -268,6 +270,42 @@ TEST(ChunkRead, StoresThatBatchGetsAreReadInWindowsOfFetchedChunks) {
     } catch (const IoError& e) {
       EXPECT_NE(std::string(e.what()).find("array 'x' in memory://"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("the server went away"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ChunkRead, WholeShardsFromStoresThatBatchGetsAreFetchedInWindowsAndPartsReadAlone) {
+  auto store = std::make_shared<BatchingStore>();
+  ArraySpec spec;
+  spec.shape = {40, 60};
+  spec.chunks = {10, 20};  // 12 shards of 2x4 inner chunks
+  spec.dtype = DataType::uint_(16);
+  spec.codecs = json::array({sharding({5, 5}, json::array({bytes_codec("little"), kZstd}))});
+  spec.fill_value = 0;
+  Array array = Array::create(store, "s", make_array_metadata(spec, CodecRegistry::builtin()));
+  std::vector<std::uint16_t> data(40 * 60);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(i < 600 ? 0 : i);  // 3 empty shards
+  array.write(Selection{}, NDView{reinterpret_cast<std::byte*>(data.data()), spec.shape,
+                                  NDView::c_strides(spec.shape, 2), spec.dtype});
+  const Array opened = Array::open(store, "s");
+  store->single_gets = 0;
+  const NDBuffer whole = opened.read(Selection{});
+  ASSERT_EQ(std::memcmp(whole.data(), data.data(), whole.nbytes()), 0);
+  std::sort(store->batch_sizes.begin(), store->batch_sizes.end());  // fetched concurrently
+  EXPECT_EQ(store->batch_sizes, (std::vector<std::size_t>{4, 8}));  // 12 shards, windows of 8
+  EXPECT_EQ(store->single_gets.load(), 0u);
+
+  // Shards read in part read their index and inner chunks themselves; the two shards inside
+  // the selection are still fetched whole, in a batch.
+  store->batch_sizes.clear();
+  store->single_gets = 0;
+  const Selection part{Slice{2, 38, 1}, Slice{3, 57, 1}};
+  const NDBuffer got = opened.read(part);
+  EXPECT_EQ(std::accumulate(store->batch_sizes.begin(), store->batch_sizes.end(), std::size_t{0}), 2u);
+  EXPECT_GT(store->single_gets.load(), 0u);
+  for (std::size_t r = 0; r < 36; ++r) {
+    for (std::size_t c = 0; c < 54; ++c) {
+      ASSERT_EQ(reinterpret_cast<const std::uint16_t*>(got.data())[r * 54 + c], data[(r + 2) * 60 + c + 3]);
     }
   }
 }
