@@ -36,6 +36,38 @@ MaskSelection to_mask(nb::handle item) {
   return mask;
 }
 
+// A variable-length result as (shape, elements in C order): str for string arrays, bytes
+// for bytes arrays.
+nb::tuple var_result(const VarNDBuffer& result) {
+  const bool text = result.dtype().kind() == DataTypeKind::kString;
+  nb::list elements;
+  for (const std::string& e : result.elements()) {
+    if (text) {
+      elements.append(nb::steal(PyUnicode_DecodeUTF8(e.data(), static_cast<Py_ssize_t>(e.size()), "replace")));
+    } else {
+      elements.append(nb::bytes(e.data(), e.size()));
+    }
+  }
+  return nb::make_tuple(nb::cast(result.shape()), elements);
+}
+
+// Elements given as str or bytes objects, in C order of `shape`.
+VarNDBuffer var_values(const Array& a, nb::list values, const Shape& shape) {
+  std::vector<std::string> elements;
+  elements.reserve(nb::len(values));
+  for (nb::handle v : values) {
+    if (nb::isinstance<nb::str>(v)) {
+      elements.emplace_back(nb::cast<std::string>(v));
+    } else if (nb::isinstance<nb::bytes>(v)) {
+      nb::bytes b = nb::borrow<nb::bytes>(v);
+      elements.emplace_back(b.c_str(), b.size());
+    } else {
+      fail_invalid("elements of a string array must be str or bytes, got {}", nb::cast<std::string>(nb::str(v.type())));
+    }
+  }
+  return VarNDBuffer(shape, a.dtype(), std::move(elements));
+}
+
 }  // namespace
 
 void bind_array_selections(nb::class_<Array>& cls) {
@@ -49,35 +81,13 @@ void bind_array_selections(nb::class_<Array>& cls) {
               SettingsScope settings;
               result = a.read_var(selection);
             }
-            const bool text = result.dtype().kind() == DataTypeKind::kString;
-            nb::list elements;
-            for (const std::string& e : result.elements()) {
-              if (text) {
-                elements.append(nb::steal(PyUnicode_DecodeUTF8(e.data(), static_cast<Py_ssize_t>(e.size()), "replace")));
-              } else {
-                elements.append(nb::bytes(e.data(), e.size()));
-              }
-            }
-            return nb::make_tuple(nb::cast(result.shape()), elements);
+            return var_result(result);
           },
           nb::arg("key"), "(shape, elements in C order) of a variable-length string or bytes array.")
       .def("write_var",
            [](Array& a, nb::handle key, nb::list values, const Shape& shape, std::optional<bool> write_empty_chunks) {
              const Selection selection = to_selection(key);
-             std::vector<std::string> elements;
-             elements.reserve(nb::len(values));
-             for (nb::handle v : values) {
-               if (nb::isinstance<nb::str>(v)) {
-                 elements.emplace_back(nb::cast<std::string>(v));
-               } else if (nb::isinstance<nb::bytes>(v)) {
-                 nb::bytes b = nb::borrow<nb::bytes>(v);
-                 elements.emplace_back(b.c_str(), b.size());
-               } else {
-                 fail_invalid("elements of a string array must be str or bytes, got {}",
-                              nb::cast<std::string>(nb::str(v.type())));
-               }
-             }
-             const VarNDBuffer data(shape, a.dtype(), std::move(elements));
+             const VarNDBuffer data = var_values(a, values, shape);
              nb::gil_scoped_release release;
              SettingsScope settings;
              ScopedConfig own([&](Config& cfg) {
@@ -86,6 +96,56 @@ void bind_array_selections(nb::class_<Array>& cls) {
              a.write_var(selection, data);
            },
            nb::arg("key"), nb::arg("values"), nb::arg("shape"), nb::arg("write_empty_chunks").none() = nb::none())
+      .def("read_var_coordinates",
+           [](const Array& a, nb::list coordinates) {
+             const CoordinateSelection c = to_coordinates(coordinates);
+             VarNDBuffer result;
+             {
+               nb::gil_scoped_release release;
+               SettingsScope settings;
+               result = a.read_var_coordinates(c);
+             }
+             return var_result(result);
+           },
+           nb::arg("coordinates"), "(shape, elements in C order) at the coordinates of a string or bytes array.")
+      .def("write_var_coordinates",
+           [](Array& a, nb::list coordinates, nb::list values, const Shape& shape,
+              std::optional<bool> write_empty_chunks) {
+             const CoordinateSelection c = to_coordinates(coordinates);
+             const VarNDBuffer data = var_values(a, values, shape);
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             ScopedConfig own([&](Config& cfg) {
+               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
+             });
+             a.write_var_coordinates(c, data);
+           },
+           nb::arg("coordinates"), nb::arg("values"), nb::arg("shape"),
+           nb::arg("write_empty_chunks").none() = nb::none())
+      .def("read_var_mask",
+           [](const Array& a, nb::handle mask) {
+             const MaskSelection m = to_mask(mask);
+             VarNDBuffer result;
+             {
+               nb::gil_scoped_release release;
+               SettingsScope settings;
+               result = a.read_var_mask(m);
+             }
+             return var_result(result);
+           },
+           nb::arg("mask"), "(shape, elements in C order) where the mask is true, of a string or bytes array.")
+      .def("write_var_mask",
+           [](Array& a, nb::handle mask, nb::list values, const Shape& shape, std::optional<bool> write_empty_chunks) {
+             const MaskSelection m = to_mask(mask);
+             const VarNDBuffer data = var_values(a, values, shape);
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             ScopedConfig own([&](Config& cfg) {
+               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
+             });
+             a.write_var_mask(m, data);
+           },
+           nb::arg("mask"), nb::arg("values"), nb::arg("shape"), nb::arg("write_empty_chunks").none() = nb::none())
       .def("read_coordinates_into",
           [](const Array& a, nb::list coordinates, nb::handle out) {
             const CoordinateSelection c = to_coordinates(coordinates);

@@ -85,6 +85,20 @@ class Array:
 
     def write_var(self, key: object, values: list, shape: Sequence[int], write_empty_chunks: bool | None = None) -> None: ...
 
+    def read_var_coordinates(self, coordinates: list) -> tuple:
+        """
+        (shape, elements in C order) at the coordinates of a string or bytes array.
+        """
+
+    def write_var_coordinates(self, coordinates: list, values: list, shape: Sequence[int], write_empty_chunks: bool | None = None) -> None: ...
+
+    def read_var_mask(self, mask: object) -> tuple:
+        """
+        (shape, elements in C order) where the mask is true, of a string or bytes array.
+        """
+
+    def write_var_mask(self, mask: object, values: list, shape: Sequence[int], write_empty_chunks: bool | None = None) -> None: ...
+
     def read_coordinates_into(self, coordinates: list, out: object) -> None:
         """
         Reads the elements at the coordinates (one int64 array per axis, broadcast together) into `out`.

@@ -467,12 +467,19 @@ class Array:
         self._impl.read_into(key, out)
         return out
 
-    def _read_var(self, key: tuple[Any, ...], moved: int | None, out: np.ndarray | None) -> Any:
+    def _var_result(self, shape_and_elements: tuple[list[int], list[Any]], out: np.ndarray | None) -> Any:
         # Variable-length strings and bytes come back as Python objects, one per element.
-        shape, elements = self._impl.read_var(key)
+        shape, elements = shape_and_elements
         result = np.empty(len(elements), dtype=self._dtype)
         result[:] = elements
         result = result.reshape(tuple(shape))
+        if out is not None:
+            out[...] = result
+            return out
+        return result
+
+    def _read_var(self, key: tuple[Any, ...], moved: int | None, out: np.ndarray | None) -> Any:
+        result = self._var_result(self._impl.read_var(key), None)
         if moved is not None:
             result = np.moveaxis(result, moved, 0)
         if out is not None:
@@ -638,6 +645,8 @@ class Array:
         axis, broadcast together (NumPy rules); the result has the broadcast shape."""
         coordinates = self._coordinates(selection)
         shape = np.broadcast_shapes(*(c.shape for c in coordinates))
+        if self._dtype.kind in "OT":
+            return self._var_result(self._impl.read_var_coordinates(coordinates), out)
         result = np.empty(shape, dtype=self._dtype) if out is None else out
         if result.shape != shape or result.dtype != self._dtype:
             raise ValueError(f"out has shape {result.shape} and dtype {result.dtype}; the selection needs {shape} and {self._dtype}")
@@ -649,6 +658,12 @@ class Array:
         self._check_writable()
         coordinates = self._coordinates(selection)
         data = np.asarray(_host_value(value), dtype=self._dtype)
+        if self._dtype.kind in "OT":
+            shape = np.broadcast_shapes(*(c.shape for c in coordinates))
+            data = np.broadcast_to(data, shape)
+            self._impl.write_var_coordinates(coordinates, [_var_element(v) for v in data.ravel()], list(shape),
+                                             self._write_empty_chunks)
+            return
         self._impl.write_coordinates(coordinates, data, self._write_empty_chunks)
 
     def _mask(self, mask: Any) -> np.ndarray:
@@ -660,6 +675,8 @@ class Array:
     def get_mask_selection(self, mask: Any) -> np.ndarray:
         """NumPy's ``a[mask]``: the elements where ``mask`` (of the array's shape) is true,
         in C order."""
+        if self._dtype.kind in "OT":
+            return self._var_result(self._impl.read_var_mask(self._mask(mask)), None)
         raw = self._impl.read_mask(self._mask(mask))
         return _as_configured(raw.view(self._dtype))
 
@@ -667,6 +684,12 @@ class Array:
         """NumPy's ``a[mask] = value``."""
         self._check_writable()
         data = np.asarray(_host_value(value), dtype=self._dtype)
+        if self._dtype.kind in "OT":
+            selected = self._mask(mask)
+            data = np.broadcast_to(data, (int(np.count_nonzero(selected)),))
+            self._impl.write_var_mask(selected, [_var_element(v) for v in data.ravel()], list(data.shape),
+                                      self._write_empty_chunks)
+            return
         self._impl.write_mask(self._mask(mask), data, self._write_empty_chunks)
 
     def _block_key(self, selection: Any) -> tuple[Any, ...]:
