@@ -182,6 +182,7 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
                  m.fill_value.bytes().size(), m.dtype.name(), m.dtype.size());
   }
   const auto sharded = ShardIo::for_array(m);  // null unless sharding_indexed: see shard_io.h
+  prefault_output(out);  // chunk_read.h: large outputs, in parallel slabs
 
   auto read_task = [&](const ChunkReadRequest& request, std::size_t index) {
     ChunkTask task;

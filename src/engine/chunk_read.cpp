@@ -1,5 +1,7 @@
 #include "engine/chunk_read.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -190,6 +192,31 @@ SlabPlan plan_slabs(const ChunkTask& task, std::span<const std::int64_t> chunk_s
     }
   }
   return plan;
+}
+
+void prefault_output(const NDView& out) {
+  constexpr std::uint64_t kMinBytes = std::uint64_t{64} << 20;
+  constexpr std::uintptr_t kPage = 4096;
+  if (out.kind != MemoryKind::kHost || !out.is_c_contiguous()) return;
+  const std::uint64_t bytes = out.num_elements() * out.dtype.size();
+  ThreadPool& pool = shared_thread_pool();
+  if (bytes < kMinBytes || pool.size() < 2) return;
+  const std::size_t slabs = pool.size() * 4;
+  const auto base = reinterpret_cast<std::uintptr_t>(out.data);
+  pool.parallel_for(slabs, [&](std::size_t s) {
+    // Whole pages only: a page shared by two slabs is touched by the first that gets there.
+    const std::uintptr_t begin = (base + bytes * s / slabs + kPage - 1) & ~(kPage - 1);
+    const std::uintptr_t end = (base + bytes * (s + 1) / slabs + kPage - 1) & ~(kPage - 1);
+    if (begin >= end) return;
+#ifdef MADV_POPULATE_WRITE
+    if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0) return;
+#endif
+    // Older kernels: an atomic "or 0" into each page's first byte faults it in for writing
+    // without changing it.
+    for (std::uintptr_t p = begin; p < end; p += kPage) {
+      __atomic_fetch_or(reinterpret_cast<unsigned char*>(p), static_cast<unsigned char>(0), __ATOMIC_RELAXED);
+    }
+  });
 }
 
 void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMetadata& m, const NDView& region,

@@ -183,9 +183,15 @@ class RangeCountingStore : public MemoryStore {
   std::vector<std::size_t> ranges_per_call;
   std::optional<std::uint64_t> read_into(std::string_view key, std::span<const ByteRange> ranges,
                                          std::span<const MutableByteView> dests) override {
-    ranges_per_call.push_back(ranges.size());
+    {
+      std::lock_guard lock(mutex_);  // chunks are read on several threads
+      ranges_per_call.push_back(ranges.size());
+    }
     return MemoryStore::read_into(key, ranges, dests);
   }
+
+ private:
+  std::mutex mutex_;
 };
 
 TEST(ChunkRead, WholeRawChunksNarrowerThanTheArrayAreReadRowByRowIntoTheOutput) {
@@ -308,6 +314,18 @@ TEST(ChunkRead, WholeShardsFromStoresThatBatchGetsAreFetchedInWindowsAndPartsRea
       ASSERT_EQ(reinterpret_cast<const std::uint16_t*>(got.data())[r * 54 + c], data[(r + 2) * 60 + c + 3]);
     }
   }
+}
+
+TEST(ChunkRead, PrefaultingTheOutputKeepsItsValues) {
+  // 80 MiB (above the 64 MiB threshold), not page aligned, with values in place already.
+  const Shape shape = {5, 1024, 1024 * 4 + 3};
+  std::vector<std::uint32_t> storage(5 * 1024 * (1024 * 4 + 3) + 1);
+  for (std::size_t i = 0; i < storage.size(); i += 997) storage[i] = static_cast<std::uint32_t>(i);
+  const std::vector<std::uint32_t> before = storage;
+  const NDView out{reinterpret_cast<std::byte*>(storage.data() + 1), shape, NDView::c_strides(shape, 4),
+                   DataType::uint_(32)};
+  prefault_output(out);
+  EXPECT_EQ(storage, before);
 }
 
 TEST(ChunkRead, RawChunksOfTheWrongSizeAreDataLossWholeOrInPart) {
