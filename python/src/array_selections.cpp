@@ -198,6 +198,30 @@ void bind_array_selections(nb::class_<Array>& cls) {
       .def("block_selection_shape",
            [](const Array& a, nb::handle key) { return a.selection_shape(a.block_selection(to_selection(key))); },
            nb::arg("key"))
+      .def("read_var_blocks",
+           [](const Array& a, nb::handle key) {
+             const Selection selection = a.block_selection(to_selection(key));
+             VarNDBuffer result;
+             {
+               nb::gil_scoped_release release;
+               SettingsScope settings;
+               result = a.read_var(selection);
+             }
+             return var_result(result);
+           },
+           nb::arg("key"), "(shape, elements in C order) of whole chunks of a string or bytes array.")
+      .def("write_var_blocks",
+           [](Array& a, nb::handle key, nb::list values, const Shape& shape, std::optional<bool> write_empty_chunks) {
+             const Selection selection = a.block_selection(to_selection(key));
+             const VarNDBuffer data = var_values(a, values, shape);
+             nb::gil_scoped_release release;
+             SettingsScope settings;
+             ScopedConfig own([&](Config& cfg) {
+               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
+             });
+             a.write_var(selection, data);
+           },
+           nb::arg("key"), nb::arg("values"), nb::arg("shape"), nb::arg("write_empty_chunks").none() = nb::none())
       .def("read_blocks_into",
            [](const Array& a, nb::handle key, nb::handle out) {
              const Selection selection = a.block_selection(to_selection(key));

@@ -113,6 +113,13 @@ class Array:
 
     def block_selection_shape(self, key: object) -> list[int]: ...
 
+    def read_var_blocks(self, key: object) -> tuple:
+        """
+        (shape, elements in C order) of whole chunks of a string or bytes array.
+        """
+
+    def write_var_blocks(self, key: object, values: list, shape: Sequence[int], write_empty_chunks: bool | None = None) -> None: ...
+
     def read_blocks_into(self, key: object, out: object) -> None: ...
 
     def write_blocks(self, key: object, value: object, write_empty_chunks: bool | None = None) -> None: ...

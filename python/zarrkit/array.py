@@ -723,6 +723,8 @@ class Array:
         integer selects one chunk and keeps its axis."""
         key = self._block_key(selection)
         shape = tuple(self._impl.block_selection_shape(key))
+        if self._dtype.kind in "OT":
+            return self._var_result(self._impl.read_var_blocks(key), out)
         result = np.empty(shape, dtype=self._dtype) if out is None else out
         if result.shape != shape or result.dtype != self._dtype:
             raise ValueError(f"out has shape {result.shape} and dtype {result.dtype}; the selection needs {shape} and {self._dtype}")
@@ -733,7 +735,14 @@ class Array:
         """Writes ``value`` to whole chunks selected by chunk index."""
         self._check_writable()
         data = np.asarray(_host_value(value), dtype=self._dtype)
-        self._impl.write_blocks(self._block_key(selection), data, self._write_empty_chunks)
+        key = self._block_key(selection)
+        if self._dtype.kind in "OT":
+            shape = tuple(self._impl.block_selection_shape(key))
+            data = np.broadcast_to(data, shape)
+            self._impl.write_var_blocks(key, [_var_element(v) for v in data.ravel()], list(shape),
+                                        self._write_empty_chunks)
+            return
+        self._impl.write_blocks(key, data, self._write_empty_chunks)
 
     @property
     def vindex(self) -> VIndex:

@@ -77,6 +77,9 @@ def test_coordinate_and_mask_selections_of_strings(tmp_path, kind, zarr_format):
     model[[1, 7], [2, 4]] = [new("last wins"), new("x")]
     a[mask] = new("m")  # broadcast over the selected elements
     model[mask] = new("m")
+    np.testing.assert_array_equal(a.blocks[1, 1:], model[4:8, 3:7])
+    a.blocks[2, 0] = new("b")  # the last block row: rows 8 (the array ends there), cols 0-2
+    model[8:9, 0:3] = new("b")
     np.testing.assert_array_equal(a[...], model)
     read_back = zarr.open_array(str(path), mode="r")[...]
     np.testing.assert_array_equal(read_back.astype(object), model)
