@@ -9,7 +9,9 @@ the server and the loopback deliver.
 The peers come from requirements/bench.txt (obstore) and requirements/remote.txt (moto, s3fs).
 Small on purpose (32 MiB arrays): the development machine is shared. Each peer reads the
 whole array once to warm up (connections, metadata), then `--reps` times; the tables show the
-median. Every read is checked against the values written.
+median. Every read is checked against the values written. The tables go to
+bench/remote/last-run.md (--out) and to stdout; bench/remote/RESULTS.md keeps the runs that
+were analysed, with notes.
 """
 
 import argparse
@@ -165,7 +167,8 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--servers", default="http,s3")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "remote" / "RESULTS.md")
+    # A file of its own: RESULTS.md holds notes written by hand around the tables.
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "remote" / "last-run.md")
     args = parser.parse_args()
     servers = args.servers.split(",")
     os.environ["ZARRKIT_HTTP_CONCURRENCY"] = str(args.concurrency)
