@@ -51,6 +51,19 @@ nb::tuple var_result(const VarNDBuffer& result) {
   return nb::make_tuple(nb::cast(result.shape()), elements);
 }
 
+// Runs `read` (an engine read of variable-length elements) without the GIL under the
+// Python settings, then hands the elements to Python.
+template <typename Read>
+nb::tuple read_var_released(Read read) {
+  VarNDBuffer result;
+  {
+    nb::gil_scoped_release release;
+    SettingsScope settings;
+    result = read();
+  }
+  return var_result(result);
+}
+
 // Elements given as str or bytes objects, in C order of `shape`.
 VarNDBuffer var_values(const Array& a, nb::list values, const Shape& shape) {
   std::vector<std::string> elements;
@@ -75,13 +88,7 @@ void bind_array_selections(nb::class_<Array>& cls) {
   cls.def("read_var",
           [](const Array& a, nb::handle key) {
             const Selection selection = to_selection(key);
-            VarNDBuffer result;
-            {
-              nb::gil_scoped_release release;
-              SettingsScope settings;
-              result = a.read_var(selection);
-            }
-            return var_result(result);
+            return read_var_released([&] { return a.read_var(selection); });
           },
           nb::arg("key"), "(shape, elements in C order) of a variable-length string or bytes array.")
       .def("write_var",
@@ -89,23 +96,14 @@ void bind_array_selections(nb::class_<Array>& cls) {
              const Selection selection = to_selection(key);
              const VarNDBuffer data = var_values(a, values, shape);
              nb::gil_scoped_release release;
-             SettingsScope settings;
-             ScopedConfig own([&](Config& cfg) {
-               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
-             });
+             SettingsScope settings(write_empty_chunks);
              a.write_var(selection, data);
            },
            nb::arg("key"), nb::arg("values"), nb::arg("shape"), nb::arg("write_empty_chunks").none() = nb::none())
       .def("read_var_coordinates",
            [](const Array& a, nb::list coordinates) {
              const CoordinateSelection c = to_coordinates(coordinates);
-             VarNDBuffer result;
-             {
-               nb::gil_scoped_release release;
-               SettingsScope settings;
-               result = a.read_var_coordinates(c);
-             }
-             return var_result(result);
+             return read_var_released([&] { return a.read_var_coordinates(c); });
            },
            nb::arg("coordinates"), "(shape, elements in C order) at the coordinates of a string or bytes array.")
       .def("write_var_coordinates",
@@ -114,10 +112,7 @@ void bind_array_selections(nb::class_<Array>& cls) {
              const CoordinateSelection c = to_coordinates(coordinates);
              const VarNDBuffer data = var_values(a, values, shape);
              nb::gil_scoped_release release;
-             SettingsScope settings;
-             ScopedConfig own([&](Config& cfg) {
-               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
-             });
+             SettingsScope settings(write_empty_chunks);
              a.write_var_coordinates(c, data);
            },
            nb::arg("coordinates"), nb::arg("values"), nb::arg("shape"),
@@ -125,13 +120,7 @@ void bind_array_selections(nb::class_<Array>& cls) {
       .def("read_var_mask",
            [](const Array& a, nb::handle mask) {
              const MaskSelection m = to_mask(mask);
-             VarNDBuffer result;
-             {
-               nb::gil_scoped_release release;
-               SettingsScope settings;
-               result = a.read_var_mask(m);
-             }
-             return var_result(result);
+             return read_var_released([&] { return a.read_var_mask(m); });
            },
            nb::arg("mask"), "(shape, elements in C order) where the mask is true, of a string or bytes array.")
       .def("write_var_mask",
@@ -139,10 +128,7 @@ void bind_array_selections(nb::class_<Array>& cls) {
              const MaskSelection m = to_mask(mask);
              const VarNDBuffer data = var_values(a, values, shape);
              nb::gil_scoped_release release;
-             SettingsScope settings;
-             ScopedConfig own([&](Config& cfg) {
-               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
-             });
+             SettingsScope settings(write_empty_chunks);
              a.write_var_mask(m, data);
            },
            nb::arg("mask"), nb::arg("values"), nb::arg("shape"), nb::arg("write_empty_chunks").none() = nb::none())
@@ -163,10 +149,7 @@ void bind_array_selections(nb::class_<Array>& cls) {
              PyBufferView view(value, false);
              const NDView source = view.as_ndview(a.dtype(), "writing the value");
              nb::gil_scoped_release release;
-             SettingsScope settings;
-             ScopedConfig own([&](Config& cfg) {
-               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
-             });
+             SettingsScope settings(write_empty_chunks);
              a.write_coordinates(c, source);
            },
            nb::arg("coordinates"), nb::arg("value"), nb::arg("write_empty_chunks").none() = nb::none())
@@ -188,10 +171,7 @@ void bind_array_selections(nb::class_<Array>& cls) {
              PyBufferView view(value, false);
              const NDView source = view.as_ndview(a.dtype(), "writing the value");
              nb::gil_scoped_release release;
-             SettingsScope settings;
-             ScopedConfig own([&](Config& cfg) {
-               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
-             });
+             SettingsScope settings(write_empty_chunks);
              a.write_mask(m, source);
            },
            nb::arg("mask"), nb::arg("value"), nb::arg("write_empty_chunks").none() = nb::none())
@@ -201,13 +181,7 @@ void bind_array_selections(nb::class_<Array>& cls) {
       .def("read_var_blocks",
            [](const Array& a, nb::handle key) {
              const Selection selection = a.block_selection(to_selection(key));
-             VarNDBuffer result;
-             {
-               nb::gil_scoped_release release;
-               SettingsScope settings;
-               result = a.read_var(selection);
-             }
-             return var_result(result);
+             return read_var_released([&] { return a.read_var(selection); });
            },
            nb::arg("key"), "(shape, elements in C order) of whole chunks of a string or bytes array.")
       .def("write_var_blocks",
@@ -215,10 +189,7 @@ void bind_array_selections(nb::class_<Array>& cls) {
              const Selection selection = a.block_selection(to_selection(key));
              const VarNDBuffer data = var_values(a, values, shape);
              nb::gil_scoped_release release;
-             SettingsScope settings;
-             ScopedConfig own([&](Config& cfg) {
-               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
-             });
+             SettingsScope settings(write_empty_chunks);
              a.write_var(selection, data);
            },
            nb::arg("key"), nb::arg("values"), nb::arg("shape"), nb::arg("write_empty_chunks").none() = nb::none())
@@ -238,10 +209,7 @@ void bind_array_selections(nb::class_<Array>& cls) {
              PyBufferView view(value, false);
              const NDView source = view.as_ndview(a.dtype(), "writing the value");
              nb::gil_scoped_release release;
-             SettingsScope settings;
-             ScopedConfig own([&](Config& cfg) {
-               if (write_empty_chunks) cfg.write_empty_chunks = *write_empty_chunks;
-             });
+             SettingsScope settings(write_empty_chunks);
              a.write(selection, source);
            },
            nb::arg("key"), nb::arg("value"), nb::arg("write_empty_chunks").none() = nb::none())

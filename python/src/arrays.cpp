@@ -151,11 +151,7 @@ void bind_arrays(nb::module_& m) {
              PyBufferView view(value, false);
              const NDView source = view.as_ndview(a.dtype(), "writing the value");
              nb::gil_scoped_release release;
-             SettingsScope settings;
-             // This array's own setting (create_array(config=...)) wins over the global one.
-             ScopedConfig own([&](Config& c) {
-               if (write_empty_chunks) c.write_empty_chunks = *write_empty_chunks;
-             });
+             SettingsScope settings(write_empty_chunks);
              a.write(selection, source);
            },
            nb::arg("key"), nb::arg("value"), nb::arg("write_empty_chunks").none() = nb::none(),

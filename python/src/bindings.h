@@ -47,10 +47,12 @@ void bind_device_arrays(nb::class_<Array>& cls);
 Config python_settings();
 void set_python_settings(const Config& config);
 
-// Holds the snapshot for the duration of one engine call, on the calling thread.
+// Holds the snapshot for the duration of one engine call, on the calling thread. Writes pass
+// their array's own write_empty_chunks (create_array(config=...)), which wins over the
+// global one.
 class SettingsScope {
  public:
-  SettingsScope();
+  explicit SettingsScope(std::optional<bool> write_empty_chunks = std::nullopt);
 
  private:
   ScopedConfig scope_;

@@ -69,8 +69,11 @@ void set_python_settings(const Config& config) {
   g_settings = config;
 }
 
-SettingsScope::SettingsScope()
-    : scope_([settings = python_settings()](Config& c) { c = settings; }) {}
+SettingsScope::SettingsScope(std::optional<bool> write_empty_chunks)
+    : scope_([settings = python_settings(), write_empty_chunks](Config& c) {
+        c = settings;
+        if (write_empty_chunks) c.write_empty_chunks = *write_empty_chunks;
+      }) {}
 
 void bind_config(nb::module_& m) {
   m.def("get_settings", [] {

@@ -76,10 +76,7 @@ void bind_device_arrays(nb::class_<Array>& cls) {
              const NDView source = device_view(a, pointer, shape, byte_strides);
              nb::gil_scoped_release release;
              wait_for_producer(stream);
-             SettingsScope settings;
-             ScopedConfig own([&](Config& c) {
-               if (write_empty_chunks) c.write_empty_chunks = *write_empty_chunks;
-             });
+             SettingsScope settings(write_empty_chunks);
              a.write(selection, source);
            },
            nb::arg("key"), nb::arg("pointer"), nb::arg("shape"), nb::arg("byte_strides"), nb::arg("stream"),

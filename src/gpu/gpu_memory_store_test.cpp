@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_testing.h"
+
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
@@ -18,12 +20,6 @@ namespace zarrkit {
 namespace {
 
 using json = nlohmann::json;
-
-#define REQUIRE_GPU()                                                                      \
-  do {                                                                                     \
-    if (!gpu_available()) GTEST_SKIP() << "no CUDA device: " << gpu_unavailable_reason(); \
-    install_gpu_support();                                                                 \
-  } while (0)
 
 ByteView bytes_of(const std::string& s) { return {reinterpret_cast<const std::byte*>(s.data()), s.size()}; }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/selection_testing.h"
+#include "gpu/gpu_testing.h"
 #include "gpu/device_read.h"
 #include "gpu/nvcomp_runtime.h"
 #include "zarrkit/array.h"
@@ -22,9 +23,8 @@ using json = nlohmann::json;
 
 #define REQUIRE_GPU_AND_NVCOMP()                                                                  \
   do {                                                                                            \
-    if (!gpu_available()) GTEST_SKIP() << "no CUDA device: " << gpu_unavailable_reason();         \
+    REQUIRE_GPU();                                                                                \
     if (gpu::Nvcomp::get() == nullptr) GTEST_SKIP() << gpu::Nvcomp::reason();                     \
-    install_gpu_support();                                                                        \
   } while (0)
 
 // Switches nvCOMP decoding on for one test.

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/selection_testing.h"
+#include "gpu/gpu_testing.h"
 #include "gpu/chunk_plan.h"
 #include "gpu/device_read.h"
 #include "zarrkit/array.h"
@@ -24,12 +25,6 @@ namespace {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-#define REQUIRE_GPU()                                                            \
-  do {                                                                           \
-    if (!gpu_available()) GTEST_SKIP() << "no CUDA device: " << gpu_unavailable_reason(); \
-    install_gpu_support();                                                       \
-  } while (0)
 
 // ---- Without a GPU: typed errors, everything else works -----------------------------------
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/selection_testing.h"
+#include "gpu/gpu_testing.h"
 #include "gpu/device_read.h"
 #include "gpu/sharded_plan.h"
 #include "zarrkit/array.h"
@@ -98,8 +99,7 @@ TEST(GpuShardPlan, InnerChunksOfPlainShardingOnly) {
 }
 
 TEST(GpuShardRead, MatchesCpu) {
-  if (!gpu_available()) GTEST_SKIP() << "no CUDA device: " << gpu_unavailable_reason();
-  install_gpu_support();
+  REQUIRE_GPU();
   const json inner_nested = sharding({5, 4}, json::array({kLittle, blosc_lz4(4)}));
   struct Case {
     std::string name;
@@ -142,8 +142,7 @@ TEST(GpuShardRead, MatchesCpu) {
 }
 
 TEST(GpuShardRead, DamagedInnerChunkNamesItsShard) {
-  if (!gpu_available()) GTEST_SKIP() << "no CUDA device: " << gpu_unavailable_reason();
-  install_gpu_support();
+  REQUIRE_GPU();
   auto store = MemoryStore::create();
   Array array = make_array(store, {40, 64}, {20, 32}, sharding({10, 8}, json::array({kLittle, {{"name", "crc32c"}}})));
   fill(array, 9);

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/selection_testing.h"
+#include "gpu/gpu_testing.h"
 #include "gpu/device_read.h"
 #include "gpu/write_plan.h"
 #include "zarrkit/array.h"
@@ -23,12 +24,6 @@ namespace zarrkit {
 namespace {
 
 using json = nlohmann::json;
-
-#define REQUIRE_GPU()                                                                      \
-  do {                                                                                     \
-    if (!gpu_available()) GTEST_SKIP() << "no CUDA device: " << gpu_unavailable_reason(); \
-    install_gpu_support();                                                                 \
-  } while (0)
 
 json blosc(const std::string& cname, const std::string& shuffle, std::size_t typesize, int clevel = 5) {
   return {{"name", "blosc"},
