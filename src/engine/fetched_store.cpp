@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "stores/host_value.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -24,17 +25,7 @@ std::optional<Buffer> FetchedStore::get(std::string_view key, const BufferProtot
   const std::optional<Buffer>* entry = find(key);
   if (entry == nullptr) return inner_->get(key, prototype, range);
   if (!*entry) return std::nullopt;
-  const Buffer& value = **entry;
-  auto [begin, end] = range ? range->resolve(value.size()) : std::pair<std::uint64_t, std::uint64_t>{0, value.size()};
-  // The fetched bytes are never modified: host reads share them.
-  Buffer part = value.slice(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
-  if (prototype.kind() == MemoryKind::kHost) return part;
-  if (!is_host_accessible(prototype.kind())) {
-    fail_unsupported("{}: cannot read \"{}\" into {} memory", describe(), key, memory_kind_name(prototype.kind()));
-  }
-  Buffer copy = prototype.allocate(part.size());
-  if (!part.empty()) std::memcpy(copy.data(), part.data(), part.size());
-  return copy;
+  return host_value_for(range_of(**entry, range), prototype, describe(), key);  // fetched bytes are never modified
 }
 
 std::optional<std::vector<Buffer>> FetchedStore::get_ranges(std::string_view key, std::span<const ByteRange> ranges,

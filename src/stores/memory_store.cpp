@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "stores/host_value.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -37,20 +38,11 @@ std::optional<Buffer> MemoryStore::get(std::string_view key, const BufferPrototy
     if (it == values_.end()) return std::nullopt;
     stored = it->second;  // shares ownership; the bytes themselves are never modified
   }
-  auto [begin, end] = range ? range->resolve(stored.size()) : std::pair<std::uint64_t, std::uint64_t>{0, stored.size()};
-  Buffer part = stored.slice(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
-  return deliver(key, part, prototype);
+  return deliver(key, range_of(stored, range), prototype);
 }
 
 Buffer MemoryStore::deliver(std::string_view key, const Buffer& part, const BufferPrototype& prototype) const {
-  if (prototype.kind() == MemoryKind::kHost) return part;
-  if (!is_host_accessible(prototype.kind())) {
-    fail_unsupported("{}: cannot read \"{}\" into {} memory; read into host memory and copy",
-                     describe(), key, memory_kind_name(prototype.kind()));
-  }
-  Buffer copy = prototype.allocate(part.size());
-  if (!part.empty()) std::memcpy(copy.data(), part.data(), part.size());
-  return copy;
+  return host_value_for(part, prototype, describe(), key);
 }
 
 Buffer MemoryStore::stored_copy_of(ByteView value) const { return Buffer::copy_of(value); }

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "stores/host_value.h"
+
 namespace zarrkit::remote {
 namespace {
 
@@ -155,18 +157,7 @@ std::vector<Buffer> split_ranges(const RangePlan& plan, const std::vector<Buffer
 }
 
 Buffer to_prototype(Buffer data, const BufferPrototype& prototype, std::string_view store) {
-  switch (prototype.kind()) {
-    case MemoryKind::kHost:
-      return data;
-    case MemoryKind::kPinnedHost: {
-      Buffer copy = prototype.allocate(data.size());
-      if (data.size() > 0) std::memcpy(copy.data(), data.data(), data.size());
-      return copy;
-    }
-    case MemoryKind::kDevice:
-      break;
-  }
-  fail_unsupported("{}: reading into device memory is not supported by this store; read into host memory", store);
+  return host_value_for(std::move(data), prototype, store);
 }
 
 }  // namespace zarrkit::remote

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "stores/host_value.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -42,19 +43,7 @@ std::optional<Buffer> KeyMapStore::get(std::string_view key, const BufferPrototy
   if (const std::string* inner = inner_key(key)) return inner_->get(*inner, prototype, range);
   auto it = held_.find(key);
   if (it == held_.end()) return std::nullopt;
-  auto [begin, end] = range ? range->resolve(it->second.size())
-                            : std::pair<std::uint64_t, std::uint64_t>{0, it->second.size()};
-  // Held values are never modified: host reads share them.
-  if (prototype.kind() == MemoryKind::kHost) {
-    return it->second.slice(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
-  }
-  if (!is_host_accessible(prototype.kind())) {
-    fail_unsupported("{}: cannot read the held value \"{}\" into {} memory", describe(), key,
-                     memory_kind_name(prototype.kind()));
-  }
-  Buffer out = prototype.allocate(static_cast<std::size_t>(end - begin));
-  if (end > begin) std::memcpy(out.data(), it->second.data() + begin, static_cast<std::size_t>(end - begin));
-  return out;
+  return host_value_for(range_of(it->second, range), prototype, describe(), key);  // held values are never modified
 }
 
 std::optional<std::vector<Buffer>> KeyMapStore::get_ranges(std::string_view key, std::span<const ByteRange> ranges,
