@@ -15,9 +15,16 @@
 //   in_flight   "selections": how many selections are read at once (each on its own thread)
 //   threads     zarrkit's thread pool size
 //   reps, warmup, cold (drop the page cache before each timed repetition)
+//   codecs_only the codec chain alone, as a floor for the same job (the "codecs" peer of the
+//               harness): every chunk's encoded bytes are fetched, or its values gathered,
+//               before the timing; the timed part decodes every chunk (reads), encodes every
+//               chunk (writes), or both (round trips), on `threads` threads, each decoding
+//               into a reused chunk-sized buffer. No store, no copy into an output, no
+//               gathering: what a read or write of these chunks cannot do without.
 //
-// Output: {"times": [s...], "unit_times": [s...] (last repetition), "checksum": "<u64>",
-//          "rss_before": bytes, "peak_rss": bytes, "version": "...", "threads": n}
+// Output: {"times": [s...], "cpu_times": [s...] (CPU time of the process in each timed
+//          repetition, all threads), "unit_times": [s...] (last repetition), "checksum":
+//          "<u64>", "rss_before": bytes, "peak_rss": bytes, "version": "...", "threads": n}
 // The checksum is the sum of all elements read (as unsigned integers of their width, modulo
 // 2^64): additive over any split of the array, so the harness can check every peer against
 // the raw values. It is computed outside the timed repetitions.
@@ -25,6 +32,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -40,6 +48,7 @@
 #include "zarrkit/array.h"
 #include "zarrkit/config.h"
 #include "zarrkit/error.h"
+#include "zarrkit/metadata.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/thread_pool.h"
 
@@ -50,6 +59,13 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// CPU time of the whole process (every thread), in seconds.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -153,33 +169,39 @@ std::shared_ptr<zarrkit::LocalStore> open_store(const std::string& path, bool wr
 
 struct Outcome {
   std::vector<double> times;
+  std::vector<double> cpu_times;
   std::vector<double> unit_times;
   std::uint64_t checksum = 0;
   std::uint64_t rss_before = 0;
+  bool verified = false;  // codecs_only writes: every encoded chunk decoded to its values
+  std::uint64_t encoded_bytes = 0;  // codecs_only writes: the encoded chunks' sizes, summed
 };
 
-// Runs `body` warmup + reps times; only the last `reps` are timed. `before_each` runs untimed.
+// Runs `body` warmup + reps times; only the last `reps` are timed (wall and CPU time into
+// `outcome`). `before_each` runs untimed.
 template <typename Before, typename Body>
-std::vector<double> repeat(const json& job, Before before_each, Body body) {
+void repeat(const json& job, Outcome& outcome, Before before_each, Body body) {
   const int reps = job.value("reps", 5);
   const int warmup = job.value("warmup", 1);
   const bool cold = job.value("cold", false);
-  std::vector<double> times;
   for (int i = 0; i < warmup + reps; ++i) {
     before_each();
     if (cold && i >= warmup) drop_page_cache();
+    const double cpu_start = process_cpu_seconds();
     const auto start = Clock::now();
     body(i == warmup + reps - 1);
-    if (i >= warmup) times.push_back(seconds_since(start));
+    if (i >= warmup) {
+      outcome.times.push_back(seconds_since(start));
+      outcome.cpu_times.push_back(process_cpu_seconds() - cpu_start);
+    }
   }
-  return times;
 }
 
 Outcome run_read_all(const json& job) {
   const auto array = zarrkit::Array::open(open_store(job.at("array"), false));
   Outcome outcome;
   outcome.rss_before = current_rss_bytes();
-  outcome.times = repeat(job, [] {}, [&](bool last) {
+  repeat(job, outcome, [] {}, [&](bool last) {
     zarrkit::NDBuffer values = array.read();
     if (last) outcome.checksum = checksum(values);
   });
@@ -205,7 +227,7 @@ Outcome run_selections(const json& job) {
     for (std::size_t s = u * group; s < (u + 1) * group; ++s) (void)array.read(selections[s]);
     unit_times[u] = seconds_since(start);
   };
-  outcome.times = repeat(job, [] {}, [&](bool) {
+  repeat(job, outcome, [] {}, [&](bool) {
     if (in_flight == 1) {
       for (std::size_t u = 0; u < units; ++u) read_unit(u);
     } else {
@@ -230,7 +252,7 @@ Outcome run_write(const json& job, bool roundtrip) {
   }
   Outcome outcome;
   outcome.rss_before = current_rss_bytes();
-  outcome.times = repeat(job, [&] { clear_chunks(target_dir); }, [&](bool) {
+  repeat(job, outcome, [&] { clear_chunks(target_dir); }, [&](bool) {
     if (roundtrip) {
       zarrkit::NDBuffer read_back = source->read();
       target.write({}, read_back.view());
@@ -238,6 +260,118 @@ Outcome run_write(const json& job, bool roundtrip) {
       target.write({}, values.view());
     }
   });
+  return outcome;
+}
+
+// ---- The codec chain alone (codecs_only) ----------------------------------------------
+
+// Every chunk's grid coordinates, in C order.
+std::vector<std::vector<std::uint64_t>> all_chunks(const zarrkit::ArrayMetadata& m) {
+  const zarrkit::Shape grid = m.chunk_grid_shape();
+  std::vector<std::vector<std::uint64_t>> chunks;
+  std::vector<std::uint64_t> index(grid.size(), 0);
+  for (std::uint64_t n = 0; n < m.num_chunks(); ++n) {
+    chunks.push_back(index);
+    for (std::size_t a = grid.size(); a-- > 0;) {
+      if (++index[a] < grid[a]) break;
+      index[a] = 0;
+    }
+  }
+  return chunks;
+}
+
+// The values of one chunk, gathered from a C-order array (edge padding left as it was: the
+// benchmark's arrays have no partial chunks, and their fill value is 0).
+void gather_chunk(const zarrkit::NDBuffer& values, const zarrkit::ArrayMetadata& m,
+                  const std::vector<std::uint64_t>& chunk, std::byte* out) {
+  const std::size_t ndim = m.shape.size();
+  const std::size_t item = m.dtype.size();
+  const auto array_strides = zarrkit::NDView::c_strides(m.shape, item);
+  const std::uint64_t last = m.chunk_shape[ndim - 1];
+  const std::uint64_t row_items = std::min(last, m.shape[ndim - 1] - chunk[ndim - 1] * last);
+  std::vector<std::uint64_t> at(ndim - 1, 0);
+  std::uint64_t rows = 1;
+  for (std::size_t a = 0; a + 1 < ndim; ++a) rows *= m.chunk_shape[a];
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    bool inside = true;
+    std::int64_t offset = static_cast<std::int64_t>(chunk[ndim - 1] * last) * array_strides[ndim - 1];
+    for (std::size_t a = 0; a + 1 < ndim; ++a) {
+      const std::uint64_t i = chunk[a] * m.chunk_shape[a] + at[a];
+      inside = inside && i < m.shape[a];
+      offset += static_cast<std::int64_t>(i) * array_strides[a];
+    }
+    if (inside) std::memcpy(out + r * last * item, values.data() + offset, row_items * item);
+    for (std::size_t a = ndim - 1; a-- > 0;) {
+      if (++at[a] < m.chunk_shape[a]) break;
+      at[a] = 0;
+    }
+  }
+}
+
+// Decodes `encoded` into `out` (chunk-sized); through a fresh buffer where the chain cannot
+// decode into memory it is given.
+void decode_chunk_into(const zarrkit::ArrayMetadata& m, zarrkit::ByteView encoded, zarrkit::MutableByteView out) {
+  if (m.codecs->decode_into(encoded, m.chunk_spec(), out)) return;
+  const zarrkit::NDBuffer decoded = m.codecs->decode(encoded, m.chunk_spec(), zarrkit::BufferPrototype::host());
+  if (decoded.nbytes() != out.size()) throw std::runtime_error("a chunk decoded to the wrong size");
+  std::memcpy(out.data(), decoded.data(), out.size());
+}
+
+Outcome run_codecs_only(const json& job) {
+  const std::string op = job.at("op");
+  const bool decodes = op != "write_all";
+  const bool encodes = op == "write_all" || op == "roundtrip";
+  const auto array = zarrkit::Array::open(open_store(job.at("array"), false));
+  const zarrkit::ArrayMetadata& m = array.metadata();
+  const std::size_t chunk_bytes = zarrkit::NDBuffer::allocate(m.chunk_shape, m.dtype).nbytes();
+  const auto chunks = all_chunks(m);
+  const std::size_t threads = job.value("threads", 1);
+
+  // Untimed: the encoded bytes of every chunk (reads), the values of every chunk (writes).
+  std::vector<zarrkit::Buffer> encoded(chunks.size());
+  std::vector<zarrkit::NDBuffer> gathered(encodes ? chunks.size() : 0);
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    auto bytes = array.store()->get(m.chunk_key(chunks[i]), zarrkit::BufferPrototype::host());
+    if (!bytes) throw std::runtime_error("codecs_only: chunk " + m.chunk_key(chunks[i]) + " is not stored");
+    encoded[i] = std::move(*bytes);
+  }
+  if (encodes) {
+    const zarrkit::NDBuffer values = read_raw(job.at("source_raw").get<std::string>(), array);
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      gathered[i] = zarrkit::NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value);
+      gather_chunk(values, m, chunks[i], gathered[i].data());
+    }
+  }
+  Outcome outcome;
+  outcome.rss_before = current_rss_bytes();
+  zarrkit::ThreadPool pool(threads);
+  repeat(job, outcome, [] {}, [&](bool) {
+    pool.parallel_for(chunks.size(), [&](std::size_t i) {
+      if (decodes) {
+        // The host allocator reuses chunk-sized blocks per thread, as the engine's reads do.
+        zarrkit::Buffer out = zarrkit::Buffer::allocate(chunk_bytes);
+        decode_chunk_into(m, encoded[i].view(), out.mutable_view());
+      }
+      if (encodes) (void)m.codecs->encode(gathered[i], m.chunk_spec());
+    });
+  });
+  // Untimed checks: reads sum the decoded values (the harness compares them with the raw
+  // values'); writes decode what they encoded and compare it with what was gathered.
+  zarrkit::Buffer out = zarrkit::Buffer::allocate(chunk_bytes);
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    if (encodes) {
+      const zarrkit::Buffer written = m.codecs->encode(gathered[i], m.chunk_spec());
+      outcome.encoded_bytes += written.size();
+      decode_chunk_into(m, written.view(), out.mutable_view());
+      if (std::memcmp(out.data(), gathered[i].data(), chunk_bytes) != 0) {
+        throw std::runtime_error("codecs_only: chunk " + m.chunk_key(chunks[i]) + " did not decode to its values");
+      }
+    } else {
+      decode_chunk_into(m, encoded[i].view(), out.mutable_view());
+      outcome.checksum += checksum(zarrkit::NDBuffer(out, m.chunk_shape, m.dtype));
+    }
+  }
+  outcome.verified = encodes;
   return outcome;
 }
 
@@ -249,7 +383,9 @@ int run(const fs::path& job_path) {
 
   const std::string op = job.at("op");
   Outcome outcome;
-  if (op == "read_all") {
+  if (job.value("codecs_only", false)) {
+    outcome = run_codecs_only(job);
+  } else if (op == "read_all") {
     outcome = run_read_all(job);
   } else if (op == "selections") {
     outcome = run_selections(job);
@@ -262,6 +398,7 @@ int run(const fs::path& job_path) {
   }
   json result = {
       {"times", outcome.times},
+      {"cpu_times", outcome.cpu_times},
       {"unit_times", outcome.unit_times},
       {"checksum", std::to_string(outcome.checksum)},
       {"rss_before", outcome.rss_before},
@@ -269,6 +406,10 @@ int run(const fs::path& job_path) {
       {"version", ZARRKIT_BENCH_VERSION},
       {"threads", threads},
   };
+  if (outcome.verified) {
+    result["verified"] = true;
+    result["encoded_bytes"] = outcome.encoded_bytes;
+  }
   std::cout << result.dump() << std::endl;
   return 0;
 }

@@ -11,11 +11,14 @@ from pathlib import Path
 
 from scenarios import DESCRIPTIONS, SCENARIOS
 
-PEER_ORDER = ["zarrkit", "tensorstore", "zarrs", "zarr", "memmap", "h5py"]
+PEER_ORDER = ["zarrkit", "codecs", "tensorstore", "zarrs", "zarr", "memmap", "h5py"]
 PEER_COLORS = {"tensorstore": "tab:blue", "zarrs": "tab:orange", "zarr": "tab:green", "memmap": "tab:red",
-               "h5py": "tab:purple", "zarrkit": "black"}
-PEER_NAMES = {"zarrkit": "zarrkit", "tensorstore": "tensorstore", "zarrs": "zarr-python + zarrs",
-              "zarr": "zarr-python 3", "memmap": "numpy.memmap + copy", "h5py": "h5py"}
+               "h5py": "tab:purple", "zarrkit": "black", "codecs": "tab:gray"}
+PEER_NAMES = {"zarrkit": "zarrkit", "codecs": "zarrkit's codecs alone", "tensorstore": "tensorstore",
+              "zarrs": "zarr-python + zarrs", "zarr": "zarr-python 3", "memmap": "numpy.memmap + copy", "h5py": "h5py"}
+# Not a peer: the floor zarrkit_bench measures for the same job (the codec chain alone, from
+# and into memory; bench/README.md). Left out of the ratio plots, shown in the tables.
+FLOORS = {"codecs"}
 
 HEADER = """# Benchmark results
 
@@ -30,9 +33,17 @@ How to read the tables:
 - **GB/s**: logical bytes (decoded array bytes read or written) per second. A round trip counts
   the array once.
 - **zarrkit x**: the peer's median time over zarrkit's (above 1: zarrkit is faster).
+- **thr (cores)**: the thread count every peer was given and pinned to (each child runs on
+  that many CPUs), and in brackets the cores it kept busy on average over the timed
+  repetitions (its CPU time, all threads, over the wall time).
+- **zarrkit's codecs alone**: not a peer but a floor: the same job's chunks decoded and/or
+  encoded by zarrkit's codec chain from and into memory, on the same threads, with no store,
+  no gathering and no copy into an output. zarrkit's time over it says what the rest costs.
 - **peak RSS**: the child's peak resident set (VmHWM of /proc/self/status); for whole reads, in brackets, the
   peak above the resident set before the first read, over the output's size.
 - **p50 / p99**: per unit (one crop, one chunk, one batch) in the last repetition.
+- **on disk**: the array's stored size and compression ratio; for writes and round trips, what
+  that peer wrote (codec libraries of different versions compress the same values differently).
 - **ok**: every read's checksum matched the raw values; every write, read back by tensorstore,
   matched them.
 """
@@ -62,7 +73,7 @@ def ratio(r, index):
 
 
 def table(records, index) -> list[str]:
-    lines = ["| case | data, codec, chunks | peer | thr | cache | mode | median | spread | GB/s | zarrkit x "
+    lines = ["| case | data, codec, chunks | peer | thr (cores) | cache | mode | median | spread | GB/s | zarrkit x "
              "| p50 / p99 | peak RSS MiB | on disk MiB (ratio) | ok |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     ordered = sorted(records, key=lambda r: (r["case"], r["dataset"], r["variant"], r["mode"], r["cache"],
@@ -72,6 +83,8 @@ def table(records, index) -> list[str]:
         threads = str(r["threads"])
         if r.get("threads_used") and r["threads_used"] != r["threads"]:
             threads += f" (uses {r['threads_used']})"
+        if r.get("cores_busy") is not None:
+            threads += f" ({r['cores_busy']:.1f})"
         if r["error"]:
             lines.append(f"| {r['case']} | {data} | {PEER_NAMES[r['peer']]} | {threads} | {r['cache']} | {r['mode']} "
                          f"| - | - | - | - | - | - | - | error: {r['error'][:120].replace('|', '/')} |")
@@ -169,8 +182,8 @@ def plots(results_dir: Path, link: str, label: str, records, index, threads) -> 
     # zarrkit's ratio per codec, one panel per scenario.
     panels = defaultdict(lambda: defaultdict(dict))
     for r in records:
-        if r["error"] or r["peer"] == "zarrkit" or r["cache"] != "warm" or r["mode"] != "in-process" \
-                or r["threads"] != threads:
+        if r["error"] or r["peer"] == "zarrkit" or r["peer"] in FLOORS or r["cache"] != "warm" \
+                or r["mode"] != "in-process" or r["threads"] != threads:
             continue
         x = ratio(r, index)
         if x:

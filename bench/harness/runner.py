@@ -5,12 +5,19 @@ In-process timings come from the child (open excluded; see worker.py and zarrkit
 Whole-process timings are the parent's wall clock around a child that starts, imports, opens,
 runs the operation once and exits. Every read is checked against the raw values (checksums),
 every write by reading the written array back with tensorstore.
+
+Same cores for every peer: each child runs pinned to `threads` CPUs (the first ones this
+process may use), so that no peer can use more cores than the thread count it is given,
+whatever its own pools do, and with RAYON_NUM_THREADS set to the thread count (zarrs' Rust
+pool sizes itself from it). Each child also reports the CPU time of its timed repetitions,
+so the tables show how many cores each peer kept busy.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -20,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from data import DataStore, checksum
+from data import DataStore, _dir_bytes, checksum
 from scenarios import Case
 
 HARNESS = Path(__file__).resolve().parent
@@ -40,6 +47,18 @@ def drop_page_cache() -> None:
     os.sync()
     with open("/proc/sys/vm/drop_caches", "w") as f:
         f.write("3\n")
+
+
+def pinned_cpus(threads: int) -> list[int]:
+    """The CPUs a child with `threads` threads runs on: the first `threads` of those this
+    process may use (all of them when it may use fewer)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    return allowed[:max(1, threads)]
+
+
+def children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 class Runner:
@@ -87,6 +106,8 @@ class Runner:
                "source_raw": str(self.store.raw_path(ds)), "dtype": ds.dtype, "shape": list(ds.shape)}
         if v.h5:
             job["h5"] = str(self.store.h5_path(v))
+        if peer == "codecs":
+            job["codecs_only"] = True  # zarrkit_bench: the codec chain alone, a floor for the job
         if case.op == "selections":
             job["selections"] = case.selections
             job["group"] = case.group
@@ -102,22 +123,27 @@ class Runner:
         return job
 
     def _command(self, peer: str, job_path: Path) -> list[str]:
-        if peer == "zarrkit":
+        if peer in ("zarrkit", "codecs"):
             return [str(self.zarrkit_bench), str(job_path)]
         return [sys.executable, str(HARNESS / "worker.py"), str(job_path)]
 
-    def _spawn(self, peer: str, job: dict) -> tuple[dict, float]:
+    def _spawn(self, peer: str, job: dict) -> tuple[dict, float, float]:
+        """Runs the job in a child pinned to the job's thread count of CPUs; returns its result,
+        the wall time and the CPU time (all threads, user + system) of the whole child."""
         job_path = self.jobs_dir / f"job_{os.getpid()}.json"
         job_path.write_text(json.dumps(job))
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        cpus = pinned_cpus(job["threads"])
+        env = dict(os.environ, PYTHONUNBUFFERED="1", RAYON_NUM_THREADS=str(len(cpus)))
+        cpu_before = children_cpu_seconds()
         start = time.perf_counter()
         proc = subprocess.run(self._command(peer, job_path), capture_output=True, text=True,
-                              timeout=self.timeout, env=env)
+                              timeout=self.timeout, env=env, preexec_fn=lambda: os.sched_setaffinity(0, cpus))
         wall = time.perf_counter() - start
+        cpu = children_cpu_seconds() - cpu_before
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
             raise RuntimeError(f"exit {proc.returncode}: {tail[0][:300]}")
-        return json.loads(proc.stdout.strip().splitlines()[-1]), wall
+        return json.loads(proc.stdout.strip().splitlines()[-1]), wall, cpu
 
     def _verify_write(self, job: dict) -> bool:
         import tensorstore as ts
@@ -148,28 +174,41 @@ class Runner:
         try:
             if mode == "in-process":
                 job = self._job(case, peer, threads, cold, self.reps, 1)
-                result, _ = self._spawn(peer, job)
+                result, _, _ = self._spawn(peer, job)
                 times = result["times"]
+                cpu_times = result.get("cpu_times") or []
             else:
                 job = self._job(case, peer, threads, False, 1, 0)
-                times = []
+                times, cpu_times = [], []
                 for _ in range(self.reps):
                     if cold:
                         drop_page_cache()
-                    result, wall = self._spawn(peer, job)
+                    result, wall, cpu = self._spawn(peer, job)
                     times.append(wall)
+                    cpu_times.append(cpu)
             record.update({
                 "times": times, "median": statistics.median(times), "min": min(times), "max": max(times),
                 "version": result["version"], "threads_used": result["threads"],
                 "peak_rss": result["peak_rss"], "rss_before": result["rss_before"],
+                "cpus": len(pinned_cpus(threads)),
             })
+            if cpu_times:
+                # Cores kept busy on average over the timed repetitions (CPU time over wall time).
+                record["cpu_times"] = cpu_times
+                record["cores_busy"] = sum(cpu_times) / sum(times)
             units = result.get("unit_times") or []
             if units:
                 record["unit_p50"] = float(np.percentile(units, 50))
                 record["unit_p99"] = float(np.percentile(units, 99))
             record["gbps"] = record["logical_bytes"] / record["median"] / 1e9
-            if case.op in ("write_all", "roundtrip"):
+            if case.op in ("write_all", "roundtrip") and peer == "codecs":
+                record["ok"] = bool(result.get("verified"))  # it decoded what it encoded; nothing is stored
+                record["bytes_on_disk"] = result.get("encoded_bytes")
+                shutil.rmtree(job["target"], ignore_errors=True)
+            elif case.op in ("write_all", "roundtrip"):
                 record["ok"] = self._verify_write(job)
+                # What this peer wrote (codec libraries of other versions compress differently).
+                record["bytes_on_disk"] = _dir_bytes(Path(job["target"]))
                 shutil.rmtree(job["target"], ignore_errors=True)
             else:
                 record["ok"] = int(result["checksum"]) == self.expected_checksum(case)

@@ -59,18 +59,21 @@ def clear_chunks(directory: str) -> None:
     os.sync()
 
 
-def repeat(job: dict, body, before_each=lambda: None) -> list[float]:
+def repeat(job: dict, body, before_each=lambda: None) -> tuple[list[float], list[float]]:
+    """Wall and CPU times (the whole process, every thread) of the timed repetitions."""
     reps, warmup, cold = job.get("reps", 5), job.get("warmup", 1), job.get("cold", False)
-    times = []
+    times, cpu_times = [], []
     for i in range(warmup + reps):
         before_each()
         if cold and i >= warmup:
             drop_page_cache()
+        cpu_start = time.process_time()
         start = time.perf_counter()
         body(i == warmup + reps - 1)
         if i >= warmup:
             times.append(time.perf_counter() - start)
-    return times
+            cpu_times.append(time.process_time() - cpu_start)
+    return times, cpu_times
 
 
 def run(job: dict) -> dict:
@@ -90,7 +93,7 @@ def run(job: dict) -> dict:
                 sums["checksum"] = checksum(values)
             del values
 
-        result["times"] = repeat(job, body)
+        result["times"], result["cpu_times"] = repeat(job, body)
         result["checksum"] = str(sums["checksum"])
     elif op == "selections":
         array = peer.open_read(job)
@@ -117,7 +120,7 @@ def run(job: dict) -> dict:
             else:
                 list(pool.map(read_unit, range(len(units))))
 
-        result["times"] = repeat(job, body)
+        result["times"], result["cpu_times"] = repeat(job, body)
         result["unit_times"] = unit_times
         total = 0
         for index in indices:  # untimed verification pass
@@ -139,7 +142,7 @@ def run(job: dict) -> dict:
             else:
                 peer.write_all(target, values)
 
-        result["times"] = repeat(job, body, before_each=lambda: clear_chunks(job["target"]))
+        result["times"], result["cpu_times"] = repeat(job, body, before_each=lambda: clear_chunks(job["target"]))
     else:
         raise ValueError(f"unknown op {op}")
 
