@@ -35,6 +35,7 @@
 #include <ctime>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -177,6 +178,22 @@ struct Outcome {
   std::uint64_t encoded_bytes = 0;  // codecs_only writes: the encoded chunks' sizes, summed
 };
 
+// With ZARRKIT_BENCH_PERF_CTL=FIFO, the timed repetitions are bracketed by "enable" and
+// "disable" written to that perf control FIFO, so that a profile holds them alone:
+//   mkfifo ctl; ZARRKIT_BENCH_PERF_CTL=ctl perf record -D -1 --control fifo:ctl -g zarrkit_bench JOB
+class PerfControl {
+ public:
+  PerfControl() {
+    if (const char* path = std::getenv("ZARRKIT_BENCH_PERF_CTL")) fifo_.open(path);
+  }
+  void send(const char* command) {
+    if (fifo_.is_open()) fifo_ << command << std::endl;
+  }
+
+ private:
+  std::ofstream fifo_;
+};
+
 // Runs `body` warmup + reps times; only the last `reps` are timed (wall and CPU time into
 // `outcome`). `before_each` runs untimed.
 template <typename Before, typename Body>
@@ -184,15 +201,18 @@ void repeat(const json& job, Outcome& outcome, Before before_each, Body body) {
   const int reps = job.value("reps", 5);
   const int warmup = job.value("warmup", 1);
   const bool cold = job.value("cold", false);
+  PerfControl perf;
   for (int i = 0; i < warmup + reps; ++i) {
     before_each();
     if (cold && i >= warmup) drop_page_cache();
+    if (i >= warmup) perf.send("enable");
     const double cpu_start = process_cpu_seconds();
     const auto start = Clock::now();
     body(i == warmup + reps - 1);
     if (i >= warmup) {
       outcome.times.push_back(seconds_since(start));
       outcome.cpu_times.push_back(process_cpu_seconds() - cpu_start);
+      perf.send("disable");
     }
   }
 }
