@@ -33,12 +33,13 @@ How to read the tables:
 - **GB/s**: logical bytes (decoded array bytes read or written) per second. A round trip counts
   the array once.
 - **zarrkit x**: the peer's median time over zarrkit's (above 1: zarrkit is faster).
-- **thr (cores)**: the thread count every peer was given and pinned to (each child runs on
-  that many CPUs), and in brackets the cores it kept busy on average over the timed
-  repetitions (its CPU time, all threads, over the wall time).
+- **thr (cores)**: the thread count every peer was given and, in runs that show cores, pinned
+  to (each child runs on that many CPUs), and in brackets the cores it kept busy on average
+  over the timed repetitions (its CPU time, all threads, over the wall time).
 - **zarrkit's codecs alone**: not a peer but a floor: the same job's chunks decoded and/or
   encoded by zarrkit's codec chain from and into memory, on the same threads, with no store,
-  no gathering and no copy into an output. zarrkit's time over it says what the rest costs.
+  no gathering and no copy into an output; zarrkit's time over it is about what the rest
+  costs (bench/README.md says why it is not a strict bound).
 - **peak RSS**: the child's peak resident set (VmHWM of /proc/self/status); for whole reads, in brackets, the
   peak above the resident set before the first read, over the output's size.
 - **p50 / p99**: per unit (one crop, one chunk, one batch) in the last repetition.
