@@ -134,12 +134,19 @@ class Runner:
         job_path.write_text(json.dumps(job))
         cpus = pinned_cpus(job["threads"])
         env = dict(os.environ, PYTHONUNBUFFERED="1", RAYON_NUM_THREADS=str(len(cpus)))
-        cpu_before = children_cpu_seconds()
-        start = time.perf_counter()
-        proc = subprocess.run(self._command(peer, job_path), capture_output=True, text=True,
-                              timeout=self.timeout, env=env, preexec_fn=lambda: os.sched_setaffinity(0, cpus))
-        wall = time.perf_counter() - start
-        cpu = children_cpu_seconds() - cpu_before
+        # The child inherits the CPU mask of the thread that starts it: narrow this thread's
+        # for the start (no code runs in the child between fork and exec) and restore it.
+        allowed = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, cpus)
+        try:
+            cpu_before = children_cpu_seconds()
+            start = time.perf_counter()
+            proc = subprocess.run(self._command(peer, job_path), capture_output=True, text=True,
+                                  timeout=self.timeout, env=env)
+            wall = time.perf_counter() - start
+            cpu = children_cpu_seconds() - cpu_before
+        finally:
+            os.sched_setaffinity(0, allowed)
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
             raise RuntimeError(f"exit {proc.returncode}: {tail[0][:300]}")
