@@ -178,20 +178,33 @@ struct Outcome {
   std::uint64_t encoded_bytes = 0;  // codecs_only writes: the encoded chunks' sizes, summed
 };
 
-// With ZARRKIT_BENCH_PERF_CTL=FIFO, the timed repetitions are bracketed by "enable" and
-// "disable" written to that perf control FIFO, so that a profile holds them alone:
-//   mkfifo ctl; ZARRKIT_BENCH_PERF_CTL=ctl perf record -D -1 --control fifo:ctl -g zarrkit_bench JOB
+// With ZARRKIT_BENCH_PERF_CTL=CTL,ACK (two FIFOs), the timed repetitions are bracketed by
+// "enable" and "disable" sent to perf's control FIFO, each waiting for perf's "ack", so
+// that a profile holds them alone (not the setup, the warm-up or the untimed clearing):
+//   mkfifo ctl ack
+//   ZARRKIT_BENCH_PERF_CTL=ctl,ack perf record -D -1 --control fifo:ctl,ack -g zarrkit_bench JOB
 class PerfControl {
  public:
   PerfControl() {
-    if (const char* path = std::getenv("ZARRKIT_BENCH_PERF_CTL")) fifo_.open(path);
+    const char* spec = std::getenv("ZARRKIT_BENCH_PERF_CTL");
+    if (spec == nullptr) return;
+    const std::string paths = spec;
+    const auto comma = paths.find(',');
+    if (comma == std::string::npos) throw std::runtime_error("ZARRKIT_BENCH_PERF_CTL must be CTL,ACK");
+    control_.open(paths.substr(0, comma));
+    ack_.open(paths.substr(comma + 1));
+    if (!control_ || !ack_) throw std::runtime_error("cannot open the perf control FIFOs " + paths);
   }
   void send(const char* command) {
-    if (fifo_.is_open()) fifo_ << command << std::endl;
+    if (!control_.is_open()) return;
+    control_ << command << std::endl;
+    std::string reply;
+    std::getline(ack_, reply);  // perf answers "ack" once the command took effect
   }
 
  private:
-  std::ofstream fifo_;
+  std::ofstream control_;
+  std::ifstream ack_;
 };
 
 // Runs `body` warmup + reps times; only the last `reps` are timed (wall and CPU time into
