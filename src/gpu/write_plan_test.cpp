@@ -7,14 +7,21 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <random>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "gpu/device_codecs.cuh"
+#include "gpu/write_export_cases.h"
+#include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/ndbuffer.h"
+#include "zarrkit/stores/local_store.h"
+#include "zarrkit/stores/memory_store.h"
 
 namespace zarrkit::gpu {
 namespace {
@@ -190,6 +197,56 @@ TEST(GpuWritePlan, ChecksumsEqualTheCpuCodecs) {
     damaged.data()[plan.frame.reserve_start + 2] ^= std::byte{1};
     EXPECT_THROW(m.codecs->decode(damaged.view(), m.chunk_spec(), BufferPrototype::host()), Error);
   }
+}
+
+// The arrays GpuWrite.ExportForZarrPython writes from device memory, encoded instead by the
+// host run of the device's steps: into ZARRKIT_GPU_HOST_EXPORT_DIR for
+// tools/gpu_bench/check_gpu_written.py (zarr-python and numcodecs read them on any
+// machine), else into a temporary folder; read back here by the CPU path.
+TEST(GpuWritePlan, HostEncoderExportForZarrPython) {
+  const char* env = std::getenv("ZARRKIT_GPU_HOST_EXPORT_DIR");
+  const std::filesystem::path dir =
+      env != nullptr ? std::filesystem::path(env)
+                     : std::filesystem::temp_directory_path() / fmt::format("zarrkit_host_export_{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  auto store = LocalStore::open(dir.string());
+  for (const testing::ExportCase& c : testing::export_cases()) {
+    SCOPED_TRACE(c.name);
+    std::vector<float> values = testing::export_values(c.spec.shape);
+    Array array = Array::create(store, c.name, make_array_metadata(c.spec, CodecRegistry::builtin()));
+    const WritePlan plan = plan_write(array.metadata());
+    ASSERT_TRUE(plan.on_gpu);
+    // The chunks in their stored layout: the same array without compressor or checksums,
+    // written by the CPU.
+    ArraySpec layout_spec = c.spec;
+    if (layout_spec.zarr_format == 2) {
+      layout_spec.v2_compressor = nlohmann::json(nullptr);
+    } else {
+      nlohmann::json codecs = nlohmann::json::array();
+      for (const auto& codec : *c.spec.codecs) {
+        codecs.push_back(codec);
+        if (codec["name"] == "bytes") break;
+      }
+      layout_spec.codecs = codecs;
+    }
+    auto memory = MemoryStore::create();
+    Array layout = Array::create(memory, "a", make_array_metadata(layout_spec, CodecRegistry::builtin()));
+    layout.write({}, NDView{reinterpret_cast<std::byte*>(values.data()), c.spec.shape, NDView::c_strides(c.spec.shape, 4),
+                            layout.dtype(), MemoryKind::kHost});
+    int chunks = 0;
+    for (const std::string& key : memory->list("a")) {
+      const std::string name = key.substr(key.rfind('/') + 1);
+      if (name == "zarr.json" || name.starts_with(".")) continue;
+      const Buffer value = encode_chunk_like_the_device(plan, memory->get(key)->view());
+      store->set(c.name + key.substr(1), value.view());
+      ++chunks;
+    }
+    EXPECT_GT(chunks, 0);
+    const NDBuffer back = array.read();
+    ASSERT_EQ(back.nbytes(), values.size() * 4);
+    EXPECT_EQ(std::memcmp(back.data(), values.data(), back.nbytes()), 0);
+  }
+  if (env == nullptr) std::filesystem::remove_all(dir);
 }
 
 TEST(GpuWritePlan, ChainsTheDeviceEncodes) {
