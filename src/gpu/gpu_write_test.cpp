@@ -226,8 +226,11 @@ TEST(GpuWrite, LargeChunksMatchTheHostEncoder) {
   }
   const Buffer device = to_device({reinterpret_cast<const std::byte*>(values.data()), values.size() * 4});
   const NDView view{const_cast<std::byte*>(device.data()), shape, NDView::c_strides(shape, 4), dtype, MemoryKind::kDevice};
-  const std::uint64_t budget = gpu::batch_budget();
-  gpu::set_batch_budget(1);  // one chunk per batch
+  struct OneChunkBatches {  // restored however the test ends
+    std::uint64_t budget = gpu::batch_budget();
+    OneChunkBatches() { gpu::set_batch_budget(1); }
+    ~OneChunkBatches() { gpu::set_batch_budget(budget); }
+  } one_chunk_batches;
   for (const auto& [name, codecs] : chains) {
     SCOPED_TRACE(name);
     auto gpu_store = MemoryStore::create();
@@ -241,7 +244,6 @@ TEST(GpuWrite, LargeChunksMatchTheHostEncoder) {
     const NDBuffer back = on_gpu.read();
     EXPECT_EQ(std::memcmp(back.data(), values.data(), values.size() * 4), 0) << name;
   }
-  gpu::set_batch_budget(budget);
 }
 
 // NaN fill values: chunks of NaNs are empty, as zarr-python and the CPU path decide.
