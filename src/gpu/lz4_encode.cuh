@@ -2,9 +2,9 @@
 //
 // A block is cut into segments of at most kLz4SegmentBytes (64 KiB: one per blosc split of
 // the usual sizes; 256 per 16 MiB numcodecs.lz4 chunk, ratio 1.87 against 1.94 with 256 KiB
-// segments and liblz4's 1.96 on family N float32, measured on the host); each segment is encoded on its
-// own by one warp (`Width` 32) or, on the host, by one thread (`Width` 1), and the segments
-// are then stitched into one standard LZ4 block. Both widths run the same steps and produce
+// segments and liblz4's 1.96 on family N float32, measured on the host); each segment is
+// encoded on its own by one warp (`Width` 32) or, on the host, by one thread (`Width` 1),
+// and the segments are then stitched into one standard LZ4 block. Both widths run the same steps and produce
 // the same bytes, so the host tests (liblz4 and c-blosc read the blocks back) check the very
 // encoder the kernels run.
 //
