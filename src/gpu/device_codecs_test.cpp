@@ -16,6 +16,8 @@
 
 #include "codecs/crc32c.h"
 #include "gpu/chunk_plan.h"
+#include "gpu/lz4_encode.cuh"
+#include "gpu/write_frames.cuh"
 
 namespace zarrkit::gpu {
 namespace {
@@ -145,18 +147,23 @@ TEST(DeviceLz4, AgreesWithLiblz4OnCorruptBlocks) {
   EXPECT_GT(refused, 100);
 }
 
-// The encoder of the write path: liblz4 must read every block back, at a ratio close to its
-// own fast mode.
+// The encoder of the write path (segments of 64 KiB, stitched): liblz4 must read every
+// block back, at a ratio close to its own fast mode, and no block may exceed LZ4's bound.
 TEST(DeviceLz4, EncodedBlocksDecodeWithLiblz4) {
-  std::vector<std::uint32_t> table(1u << kLz4HashBits);
   std::uint64_t ours_total = 0, theirs_total = 0;
-  for (std::size_t size : {0u, 1u, 5u, 12u, 13u, 14u, 20u, 100u, 4096u, 65536u, 65537u, 300000u, 1u << 20}) {
-    for (int kind = 0; kind < 4; ++kind) {
-      const Bytes data = sample(size, kind, size * 13 + kind);
-      Bytes packed(static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(size))));
+  const std::uint32_t seg = kLz4SegmentBytes;
+  for (std::size_t size : {0u, 1u, 5u, 12u, 13u, 14u, 17u, 20u, 100u, 4096u, seg - 1, seg, seg + 1, seg + 12, seg + 13,
+                           2 * seg + 5, 300000u, 1u << 20}) {
+    for (int kind = 0; kind < 5; ++kind) {
+      // kind 4: constant bytes (one long match per segment, matches reaching into the last)
+      const Bytes data = kind == 4 ? Bytes(size, 0x3C) : sample(size, kind, size * 13 + kind);
+      const auto bound = static_cast<std::size_t>(lz4_bound(size));
+      Bytes packed(bound + 64, 0xEE);
       const std::uint32_t n = lz4_encode_block(data.data(), static_cast<std::uint32_t>(size), packed.data(),
-                                               static_cast<std::uint32_t>(packed.size()), table.data());
+                                               static_cast<std::uint32_t>(bound));
       ASSERT_GT(n, 0u) << size;
+      ASSERT_LE(n, bound) << size;
+      for (std::size_t i = bound; i < packed.size(); ++i) ASSERT_EQ(packed[i], 0xEE);
       Bytes back(size + 1);
       const int got = LZ4_decompress_safe(reinterpret_cast<const char*>(packed.data()), reinterpret_cast<char*>(back.data()),
                                           static_cast<int>(n), static_cast<int>(size));
@@ -165,7 +172,7 @@ TEST(DeviceLz4, EncodedBlocksDecodeWithLiblz4) {
       Bytes ours(size + 1);
       ASSERT_EQ(lz4_decode_block(packed.data(), n, ours.data(), size, 0, 1), kDecodeOk);
       ASSERT_TRUE(std::equal(data.begin(), data.end(), ours.begin()));
-      if (size >= 4096) {
+      if (size >= 4096 && kind < 4) {
         ours_total += n;
         theirs_total += lz4_compress(data, false).size();
       }
@@ -175,8 +182,27 @@ TEST(DeviceLz4, EncodedBlocksDecodeWithLiblz4) {
   // Too little room: the encoder says so instead of writing past the end.
   const Bytes noise = sample(5000, 3, 1);
   Bytes small(4000 + 8, 0xEE);
-  EXPECT_EQ(lz4_encode_block(noise.data(), 5000, small.data(), 4000, table.data()), 0u);
+  EXPECT_EQ(lz4_encode_block(noise.data(), 5000, small.data(), 4000), 0u);
   for (std::size_t i = 4000; i < small.size(); ++i) EXPECT_EQ(small[i], 0xEE);
+}
+
+// A segment never writes more than lz4_rest_capacity, whatever the data: worst cases are
+// many short matches and long literal runs between them.
+TEST(DeviceLz4, SegmentsStayWithinTheirCapacity) {
+  std::mt19937_64 rng(5);
+  std::vector<std::uint16_t> table(1u << kLz4HashBits);
+  for (int round = 0; round < 40; ++round) {
+    const std::uint32_t n = 1000 + static_cast<std::uint32_t>(rng() % (2 * kLz4SegmentBytes));
+    Bytes data(n);
+    const unsigned period = 4 + static_cast<unsigned>(rng() % 40);  // short repeats with noise between
+    for (std::uint32_t i = 0; i < n; ++i) data[i] = (i / period) % 2 == 0 ? static_cast<std::uint8_t>(i % 5) : static_cast<std::uint8_t>(rng());
+    const std::uint32_t end = std::min(n, kLz4SegmentBytes);
+    Bytes rest(lz4_rest_capacity(end) + 16, 0xEE);
+    const Lz4Segment seg = lz4_encode_segment<1>(data.data(), n, 0, end, rest.data(), lz4_rest_capacity(end), table.data(), 0);
+    EXPECT_EQ(seg.overflow, 0u);
+    EXPECT_LE(seg.rest_size, lz4_rest_capacity(end));
+    for (std::size_t i = lz4_rest_capacity(end); i < rest.size(); ++i) ASSERT_EQ(rest[i], 0xEE);
+  }
 }
 
 // ---- Blosc on the host: the device pipeline's jobs, executed one by one ------------------

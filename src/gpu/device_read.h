@@ -35,6 +35,10 @@ struct ReadStats {
   // and the waits for the GPU after it (time the host phase did not hide).
   std::atomic<std::uint64_t> host_phase_ns{0};
   std::atomic<std::uint64_t> gpu_wait_ns{0};
+  // Where a device write's time goes: waiting for the GPU's encoded batches (and their copy
+  // back), and storing the values.
+  std::atomic<std::uint64_t> write_gpu_wait_ns{0};
+  std::atomic<std::uint64_t> write_store_ns{0};
 };
 ReadStats& read_stats();
 

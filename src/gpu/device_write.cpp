@@ -2,16 +2,20 @@
 //
 // Per batch of chunks: the selected data is gathered on the device into whole chunks in
 // their stored layout (edge chunks padded with the fill value), checked against the fill
-// value, byte-swapped where the bytes codec stores big-endian, shuffled and LZ4-encoded
-// (one thread per blosc split or LZ4 block); the encoded blocks are packed, copied back in
-// one transfer, framed on the host (blosc headers, numcodecs' size prefix, crc32c) and
-// stored by the thread pool. Requests the device cannot encode (other codecs, or chunks
-// only partly written, which need the old chunk) copy the data to the host and take the
-// CPU path, so every write works.
+// value, byte-swapped where the bytes codec stores big-endian, shuffled, LZ4-encoded (a
+// warp per segment of 64 KiB) and framed on the device (write_frames.cuh: blosc headers,
+// numcodecs' size prefix, the values one after another); the device computes each
+// frame's CRC-32C. Only the stored values come back, in one copy into pinned memory; the
+// host fills in the crc32c fields from the returned checksums and the thread pool stores
+// the values straight from there. Several batches are in flight: while the pool stores one
+// batch, the GPU encodes the next ones and the copy engine brings back the one after.
+// Requests the device cannot encode (other codecs, or chunks only partly written, which
+// need the old chunk) copy the data to the host and take the CPU path, so every write works.
 #include "gpu/device_write.h"
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -23,6 +27,7 @@
 #include "gpu/batch_support.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/device_read.h"
+#include "gpu/write_kernels.h"
 #include "gpu/write_plan.h"
 #include "zarrkit/config.h"
 #include "zarrkit/thread_pool.h"
@@ -78,6 +83,24 @@ Buffer view_to_host(const NDView& view, cudaStream_t stream) {
   return host;
 }
 
+// One batch in flight: its stream, device memory, pinned memory and chunks.
+struct WriteSlot {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t results_ready = nullptr;  // frames, checksums and the total are on the host
+  cudaEvent_t bytes_ready = nullptr;    // the packed values are on the host
+  DeviceBuffer chunks, scratch, rest, packed, tables, work;
+  std::unique_ptr<PinnedArena> small;  // the job tables up, then the results back
+  std::unique_ptr<PinnedArena> bytes;  // the stored values back
+  std::vector<ChunkTask> tasks;
+  std::uint32_t count = 0;
+  enum class State { kIdle, kLaunched, kCopying } state = State::kIdle;
+  // Views into `small` once the results are back.
+  const ChunkFrame* frames = nullptr;
+  const std::uint32_t* crcs = nullptr;
+  const std::uint64_t* total_at = nullptr;
+  std::uint64_t total = 0;
+};
+
 class DeviceWriter {
  public:
   DeviceWriter(Array& array, const ChunkPlan& plan, const NDView& input, WritePlan wp)
@@ -87,61 +110,109 @@ class DeviceWriter {
     const ByteView fill = m_.fill_value.bytes();
     fill_.assign(fill.begin(), fill.end());
     nan_mode_ = nan_mode(m_.dtype, fill);
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a CUDA stream");
+    // A batch holds about 4x its chunks' bytes of device memory: the chunks, their shuffled
+    // copies, the LZ4 rest area and the packed values.
+    per_batch_ = std::clamp<std::uint64_t>(batch_budget() / std::max<std::uint64_t>(slot_, 1), 1, 16384);
+    crc_segments_per_chunk_ = wp_.checksums.empty() ? 0 : static_cast<std::uint32_t>(ceil_div(wp_.frame.max_stored_bytes, kCrcSegmentBytes));
+    const std::uint64_t batches = ceil_div(plan_.num_tasks(), per_batch_);
+    slots_.resize(std::clamp<std::uint64_t>(batches, 1, kMaxSlots));
   }
   ~DeviceWriter() {
-    cudaStreamSynchronize(stream_);
-    for (DeviceBuffer* b : {&chunks_, &scratch_, &encoded_, &packed_, &tables_, &sizes_, &differs_, &lz4_tables_}) {
-      b->release(stream_);
+    for (WriteSlot& s : slots_) {
+      if (s.stream == nullptr) continue;
+      cudaStreamSynchronize(s.stream);
+      for (DeviceBuffer* b : {&s.chunks, &s.scratch, &s.rest, &s.packed, &s.tables, &s.work}) b->release(s.stream);
+      cudaStreamSynchronize(s.stream);
+      if (s.results_ready != nullptr) cudaEventDestroy(s.results_ready);
+      if (s.bytes_ready != nullptr) cudaEventDestroy(s.bytes_ready);
+      cudaStreamDestroy(s.stream);
+      arena_pool().give(std::move(s.small));
+      arena_pool().give(std::move(s.bytes));
     }
-    cudaStreamSynchronize(stream_);
-    cudaStreamDestroy(stream_);
-    arena_pool().give(std::move(staging_));
+    if (template_stream_ != nullptr) {
+      template_.release(template_stream_);
+      cudaStreamSynchronize(template_stream_);
+      cudaStreamDestroy(template_stream_);
+    }
     cudaGetLastError();
   }
 
   void run() {
     keep_freed_device_memory_pooled();
-    const std::uint64_t per_batch = std::clamp<std::uint64_t>(batch_budget() / slot_, 1, 16384);
-    for (std::uint64_t first = 0; first < plan_.num_tasks(); first += per_batch) {
-      batch(first, std::min(per_batch, plan_.num_tasks() - first));
+    upload_template();
+    for (WriteSlot& s : slots_) {
+      check_cuda(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "creating a CUDA stream");
+      check_cuda(cudaEventCreateWithFlags(&s.results_ready, cudaEventDisableTiming), "creating a CUDA event");
+      check_cuda(cudaEventCreateWithFlags(&s.bytes_ready, cudaEventDisableTiming), "creating a CUDA event");
+    }
+    const std::uint64_t batches = ceil_div(plan_.num_tasks(), per_batch_);
+    std::uint64_t launched = 0;
+    auto launch_next = [&] {
+      const std::uint64_t first = launched * per_batch_;
+      launch(slots_[launched % slots_.size()], first, std::min(per_batch_, plan_.num_tasks() - first));
+      ++launched;
+    };
+    while (launched < std::min<std::uint64_t>(batches, slots_.size())) launch_next();
+    for (std::uint64_t b = 0; b < batches; ++b) {
+      WriteSlot& slot = slots_[b % slots_.size()];
+      start_copy_back(slot, true);
+      // The next batch's copy back runs while this one is stored, when it is ready.
+      if (b + 1 < launched) start_copy_back(slots_[(b + 1) % slots_.size()], false);
+      store(slot);
+      if (launched < batches) launch_next();  // into the slot just freed
     }
   }
 
  private:
-  std::byte* staging(std::uint64_t bytes) {
-    if (!staging_ || staging_->capacity() < bytes) {
-      // Copies may still read the old block: let them finish before it goes back.
-      check_cuda(cudaStreamSynchronize(stream_), "encoding chunks on the GPU");
-      arena_pool().give(std::move(staging_));
-      staging_ = arena_pool().take(std::max<std::uint64_t>(bytes + bytes / 4, 1u << 20));
+  static constexpr std::uint64_t kMaxSlots = 3;
+
+  // The frame template's streams and segments, once for the whole request.
+  void upload_template() {
+    check_cuda(cudaStreamCreateWithFlags(&template_stream_, cudaStreamNonBlocking), "creating a CUDA stream");
+    std::vector<std::byte> bytes;
+    at_streams_ = append_table(bytes, wp_.streams);
+    at_segments_ = append_table(bytes, wp_.segments);
+    template_.ensure(std::max<std::size_t>(bytes.size(), 1), template_stream_, "allocating device memory for the frame plan");
+    check_cuda(cudaMemcpyAsync(template_.ptr, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, template_stream_),
+               "copying the frame plan to the device");
+    check_cuda(cudaStreamSynchronize(template_stream_), "copying the frame plan to the device");
+  }
+
+  static std::byte* pinned(std::unique_ptr<PinnedArena>& arena, std::uint64_t bytes) {
+    if (!arena || arena->capacity() < bytes) {
+      arena_pool().give(std::move(arena));
+      arena = arena_pool().take(std::max<std::uint64_t>(bytes + bytes / 4, 1u << 20));
     }
-    return staging_->base();
+    return arena->base();
   }
 
-  template <typename T>
-  const T* table_at(const std::vector<T>&, std::uint64_t at) const {
-    return reinterpret_cast<const T*>(tables_.ptr + at);
-  }
-
-  void batch(std::uint64_t first, std::uint64_t count64) {
+  // Queues the batch's work on its stream: gather, fill check, byte order, shuffle, frames,
+  // checksums, and the copy back of the small results.
+  void launch(WriteSlot& slot, std::uint64_t first, std::uint64_t count64) {
     const auto count = static_cast<std::uint32_t>(count64);
     const char* what = "encoding chunks on the GPU";
-    std::vector<ChunkTask> tasks(count);
-    for (std::uint32_t c = 0; c < count; ++c) plan_.task(first + c, tasks[c]);
-    chunks_.ensure(count * slot_, stream_, "allocating device memory for chunks");
-    const auto chunks_base = reinterpret_cast<std::uint64_t>(chunks_.ptr);
+    const cudaStream_t stream = slot.stream;
+    slot.count = count;
+    slot.tasks.resize(count);
+    for (std::uint32_t c = 0; c < count; ++c) plan_.task(first + c, slot.tasks[c]);
+    const FrameTemplate& t = wp_.frame;
+    slot.chunks.ensure(count * slot_, stream, "allocating device memory for chunks");
+    if (!wp_.layout.shuffles.empty()) slot.scratch.ensure(count * slot_, stream, "allocating device memory");
+    slot.rest.ensure(std::max<std::uint64_t>(count * t.rest_bytes, 1), stream, "allocating device memory");
+    slot.packed.ensure(count * t.max_stored_bytes, stream, "allocating device memory for encoded chunks");
+    const auto chunks_base = reinterpret_cast<std::uint64_t>(slot.chunks.ptr);
     const auto input_base = reinterpret_cast<std::uint64_t>(input_.data);
 
     // Gather the data into stored-layout chunks; edge chunks get the fill value first.
     std::vector<CopyJob> fills, gathers;
     for (std::uint32_t c = 0; c < count; ++c) {
+      const ChunkTask& task = slot.tasks[c];
       const std::uint64_t chunk = chunks_base + c * slot_;
-      if (!tasks[c].is_entire_chunk) {
+      if (!task.is_entire_chunk) {
         const auto item = static_cast<std::int64_t>(itemsize_);
         add_copy_jobs(fills, kNoSource, chunk, {{wp_.chunk_bytes / itemsize_, item, item}}, kNoChunk, itemsize_);
       }
-      for_each_box(tasks[c], wp_.stored_strides, input_.byte_strides,
+      for_each_box(task, wp_.stored_strides, input_.byte_strides,
                    [&](const std::vector<CopyDim>& dims, std::int64_t chunk_offset, std::int64_t region_offset) {
                      std::vector<CopyDim> reversed(dims.size());
                      for (std::size_t a = 0; a < dims.size(); ++a) reversed[a] = {dims[a].count, dims[a].dst, dims[a].src};
@@ -149,166 +220,166 @@ class DeviceWriter {
                                    chunk + static_cast<std::uint64_t>(chunk_offset), reversed, kNoChunk, itemsize_);
                    });
     }
-    // The encode jobs.
     std::vector<BlockJob> shuffles;
-    std::vector<EncodeJob> encodes;
-    std::vector<std::uint32_t> jobs_of_chunk(count + 1, 0);  // encode jobs of chunk c: [jobs_of_chunk[c], ...[c+1])
-    const bool blosc = wp_.compressor == WritePlan::Compressor::kBlosc;
-    const std::uint64_t lz4_capacity = align_up(wp_.chunk_bytes + wp_.chunk_bytes / 255 + 16);
-    const std::uint64_t out_slot = wp_.compressor == WritePlan::Compressor::kLz4 ? lz4_capacity : slot_;
-    if (wp_.compressor != WritePlan::Compressor::kNone) encoded_.ensure(count * out_slot, stream_, "allocating device memory");
-    if (blosc && !wp_.layout.shuffles.empty()) scratch_.ensure(count * slot_, stream_, "allocating device memory");
-    std::vector<bool> block_shuffled(wp_.layout.splits_per_block.size(), false);
-    for (const BlockJob& b : wp_.layout.shuffles) block_shuffled[b.offset / wp_.layout.blocksize] = true;
-    const auto scratch_base = reinterpret_cast<std::uint64_t>(scratch_.ptr);
-    const auto encoded_base = reinterpret_cast<std::uint64_t>(encoded_.ptr);
     for (std::uint32_t c = 0; c < count; ++c) {
-      jobs_of_chunk[c] = static_cast<std::uint32_t>(encodes.size());
-      if (wp_.compressor == WritePlan::Compressor::kLz4) {
-        encodes.push_back({chunks_base + c * slot_, encoded_base + c * out_slot, static_cast<std::uint32_t>(wp_.chunk_bytes),
-                           static_cast<std::uint32_t>(lz4_capacity), 0, 0});
-      } else if (blosc) {
-        for (BlockJob b : wp_.layout.shuffles) {
-          b.offset += c * slot_;
-          shuffles.push_back(b);
-        }
-        for (const BloscSplit& split : wp_.layout.splits) {
-          const bool shuffled = block_shuffled[split.offset / wp_.layout.blocksize];
-          encodes.push_back({(shuffled ? scratch_base : chunks_base) + c * slot_ + split.offset,
-                             encoded_base + c * out_slot + split.offset, split.size, split.size, 1,
-                             static_cast<std::uint8_t>(wp_.blosc.compress ? 0 : 1)});
-        }
+      for (BlockJob b : wp_.layout.shuffles) {
+        b.offset += c * slot_;
+        shuffles.push_back(b);
       }
     }
-    jobs_of_chunk[count] = static_cast<std::uint32_t>(encodes.size());
+    std::vector<std::uint32_t> crc_segment_jobs(std::uint64_t{count} * crc_segments_per_chunk_);
+    for (std::uint64_t s = 0; s < crc_segment_jobs.size(); ++s) crc_segment_jobs[s] = static_cast<std::uint32_t>(s / crc_segments_per_chunk_);
 
     std::vector<std::byte> table_bytes;
     const std::uint64_t at_fills = append_table(table_bytes, fills);
     const std::uint64_t at_gathers = append_table(table_bytes, gathers);
     const std::uint64_t at_shuffles = append_table(table_bytes, shuffles);
-    const std::uint64_t at_encodes = append_table(table_bytes, encodes);
     const std::uint64_t at_fill = append_table(table_bytes, fill_);
-    tables_.ensure(table_bytes.size(), stream_, "allocating device memory for job tables");
-    std::byte* pinned = staging(table_bytes.size());
-    std::memcpy(pinned, table_bytes.data(), table_bytes.size());
-    check_cuda(cudaMemcpyAsync(tables_.ptr, pinned, table_bytes.size(), cudaMemcpyHostToDevice, stream_), what);
-    const auto* fill = reinterpret_cast<const std::uint8_t*>(tables_.ptr + at_fill);
-    auto* chunk_bytes = reinterpret_cast<std::uint8_t*>(chunks_.ptr);
+    const std::uint64_t at_crc_segments = append_table(table_bytes, crc_segment_jobs);
+    slot.tables.ensure(table_bytes.size(), stream, "allocating device memory for job tables");
+    const std::byte* tables = slot.tables.ptr;
 
-    check_cuda(launch_copy_regions(table_at(fills, at_fills), static_cast<std::uint32_t>(fills.size()), itemsize_, 1, fill,
-                                   nullptr, stream_),
-               what);
-    check_cuda(launch_copy_regions(table_at(gathers, at_gathers), static_cast<std::uint32_t>(gathers.size()), itemsize_, 1,
-                                   fill, nullptr, stream_),
-               what);
-    differs_.ensure(count * sizeof(std::uint32_t), stream_, "allocating device memory");
-    check_cuda(cudaMemsetAsync(differs_.ptr, 0, count * sizeof(std::uint32_t), stream_), what);
-    check_cuda(launch_fill_check(chunk_bytes, count, wp_.chunk_bytes, slot_, itemsize_, fill, nan_mode_,
-                                 reinterpret_cast<std::uint32_t*>(differs_.ptr), stream_),
-               what);
-    if (wp_.swap_unit > 1) check_cuda(launch_swap_units(chunk_bytes, count * slot_, wp_.swap_unit, stream_), what);
-    check_cuda(launch_shuffle_blocks(table_at(shuffles, at_shuffles), static_cast<std::uint32_t>(shuffles.size()),
-                                     chunk_bytes, reinterpret_cast<std::uint8_t*>(scratch_.ptr), stream_),
-               what);
-    sizes_.ensure(std::max<std::size_t>(encodes.size(), 1) * sizeof(std::uint32_t), stream_, "allocating device memory");
-    if (!encodes.empty()) {
-      lz4_tables_.ensure(encodes.size() * (std::uint64_t{1} << kLz4HashBits) * sizeof(std::uint32_t), stream_,
-                         "allocating device memory for LZ4 hash tables");
-      check_cuda(launch_encode_lz4(table_at(encodes, at_encodes), static_cast<std::uint32_t>(encodes.size()),
-                                   reinterpret_cast<std::uint32_t*>(lz4_tables_.ptr),
-                                   reinterpret_cast<std::uint32_t*>(sizes_.ptr), stream_),
-                 what);
-    }
-    // Sizes and fill flags back, then pack the blocks of the chunks that are stored.
-    const std::uint64_t small = (encodes.size() + count) * sizeof(std::uint32_t);
-    pinned = staging(small);
-    auto* sizes = reinterpret_cast<std::uint32_t*>(pinned);
-    auto* differs = sizes + encodes.size();
-    if (!encodes.empty()) {
-      check_cuda(cudaMemcpyAsync(sizes, sizes_.ptr, encodes.size() * 4, cudaMemcpyDeviceToHost, stream_), what);
-    }
-    check_cuda(cudaMemcpyAsync(differs, differs_.ptr, count * 4, cudaMemcpyDeviceToHost, stream_), what);
-    check_cuda(cudaStreamSynchronize(stream_), what);
-    const std::vector<std::uint32_t> block_sizes(sizes, sizes + encodes.size());
-    const std::vector<std::uint32_t> chunk_differs(differs, differs + count);
+    // Per-chunk working tables, one device allocation.
+    const std::uint64_t segments = std::uint64_t{count} * t.num_segments, streams = std::uint64_t{count} * t.num_streams;
+    std::uint64_t work = 0;
+    auto take = [&](std::uint64_t bytes) {
+      const std::uint64_t at = work;
+      work = align_up(work + std::max<std::uint64_t>(bytes, 1));
+      return at;
+    };
+    const std::uint64_t w_differs = take(count * sizeof(std::uint32_t));
+    const std::uint64_t w_encoded = take(segments * sizeof(Lz4Segment));
+    const std::uint64_t w_pieces = take(segments * sizeof(Lz4Piece));
+    const std::uint64_t w_places = take(streams * sizeof(StreamPlace));
+    const std::uint64_t w_crc_jobs = take(count * sizeof(CrcJob));
+    const std::uint64_t w_partial = take(crc_segment_jobs.size() * sizeof(std::uint32_t));
+    // Read back together: frames, checksums, total.
+    const std::uint64_t back_frames = 0;
+    const std::uint64_t back_crcs = align_up(count * sizeof(ChunkFrame), 16);
+    const std::uint64_t back_total = align_up(back_crcs + count * sizeof(std::uint32_t), 16);
+    const std::uint64_t back_bytes = back_total + sizeof(std::uint64_t);
+    const std::uint64_t w_back = take(back_bytes);
+    slot.work.ensure(work, stream, "allocating device memory");
+    std::byte* w = slot.work.ptr;
+    const std::uint64_t results_at = align_up(table_bytes.size());
+    std::byte* small = pinned(slot.small, results_at + back_bytes);
+    std::memcpy(small, table_bytes.data(), table_bytes.size());
+    check_cuda(cudaMemcpyAsync(slot.tables.ptr, small, table_bytes.size(), cudaMemcpyHostToDevice, stream), what);
+    auto* differs = reinterpret_cast<std::uint32_t*>(w + w_differs);
 
-    std::vector<PackJob> packs;
-    std::vector<std::uint64_t> packed_at;  // per encode job (or per chunk without a compressor)
-    std::uint64_t total = 0;
-    for (std::uint32_t c = 0; c < count; ++c) {
-      const bool stored = chunk_differs[c] != 0 || write_empty_;
-      if (wp_.compressor == WritePlan::Compressor::kNone) {
-        packed_at.push_back(total);
-        if (stored) {
-          packs.push_back({chunks_base + c * slot_, total, wp_.chunk_bytes});
-          total += align_up(wp_.chunk_bytes, 16);
-        }
-        continue;
-      }
-      for (std::uint32_t j = jobs_of_chunk[c]; j < jobs_of_chunk[c + 1]; ++j) {
-        if (block_sizes[j] == 0) throw InternalError("the GPU LZ4 encoder ran out of room for a block");
-        packed_at.push_back(total);
-        if (stored) {
-          packs.push_back({encodes[j].dst, total, block_sizes[j]});
-          total += align_up(block_sizes[j], 16);
-        }
-      }
+    const auto* fill = reinterpret_cast<const std::uint8_t*>(tables + at_fill);
+    auto* chunk_bytes = reinterpret_cast<std::uint8_t*>(slot.chunks.ptr);
+    check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(tables + at_fills), static_cast<std::uint32_t>(fills.size()),
+                                   itemsize_, 1, fill, nullptr, stream),
+               what);
+    check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(tables + at_gathers),
+                                   static_cast<std::uint32_t>(gathers.size()), itemsize_, 1, fill, nullptr, stream),
+               what);
+    check_cuda(cudaMemsetAsync(differs, 0, count * sizeof(std::uint32_t), stream), what);
+    check_cuda(launch_fill_check(chunk_bytes, count, wp_.chunk_bytes, slot_, itemsize_, fill, nan_mode_, differs, stream), what);
+    if (wp_.swap_unit > 1) check_cuda(launch_swap_units(chunk_bytes, count * slot_, wp_.swap_unit, stream), what);
+    check_cuda(launch_shuffle_blocks(reinterpret_cast<const BlockJob*>(tables + at_shuffles),
+                                     static_cast<std::uint32_t>(shuffles.size()), chunk_bytes,
+                                     reinterpret_cast<std::uint8_t*>(slot.scratch.ptr), stream),
+               what);
+    FrameBatch b;
+    b.frame = t;
+    b.streams = reinterpret_cast<const WriteStream*>(template_.ptr + at_streams_);
+    b.segments = reinterpret_cast<const WriteSegment*>(template_.ptr + at_segments_);
+    b.count = count;
+    b.slot = slot_;
+    b.chunks = chunk_bytes;
+    b.scratch = reinterpret_cast<const std::uint8_t*>(slot.scratch.ptr);
+    b.differs = differs;
+    b.write_empty = write_empty_ ? 1 : 0;
+    b.encoded = reinterpret_cast<Lz4Segment*>(w + w_encoded);
+    b.pieces = reinterpret_cast<Lz4Piece*>(w + w_pieces);
+    b.places = reinterpret_cast<StreamPlace*>(w + w_places);
+    b.rest = reinterpret_cast<std::uint8_t*>(slot.rest.ptr);
+    b.frames = reinterpret_cast<ChunkFrame*>(w + w_back + back_frames);
+    b.crcs = reinterpret_cast<CrcJob*>(w + w_crc_jobs);
+    b.crc_segments_per_chunk = crc_segments_per_chunk_;
+    b.total = reinterpret_cast<std::uint64_t*>(w + w_back + back_total);
+    b.packed = reinterpret_cast<std::uint8_t*>(slot.packed.ptr);
+    check_cuda(launch_plan_frames(b, stream), what);
+    check_cuda(launch_write_frames(b, stream), what);
+    auto* crc_results = reinterpret_cast<std::uint32_t*>(w + w_back + back_crcs);
+    if (!wp_.checksums.empty()) {
+      check_cuda(launch_crc32c(b.crcs, count, reinterpret_cast<const std::uint32_t*>(tables + at_crc_segments),
+                               static_cast<std::uint32_t>(crc_segment_jobs.size()), b.packed,
+                               reinterpret_cast<std::uint32_t*>(w + w_partial), nullptr, stream, crc_results),
+                 "computing checksums on the GPU");
     }
-    packed_.ensure(std::max<std::uint64_t>(total, 1), stream_, "allocating device memory");
-    for (PackJob& p : packs) p.dst += reinterpret_cast<std::uint64_t>(packed_.ptr);
-    std::vector<std::byte> pack_table;
-    append_table(pack_table, packs);
-    tables_.ensure(std::max<std::size_t>(pack_table.size(), 1), stream_, "allocating device memory for job tables");
-    pinned = staging(pack_table.size() + total);
-    std::memcpy(pinned, pack_table.data(), pack_table.size());
-    std::byte* host_blocks = pinned + align_up(pack_table.size());
-    if (!packs.empty()) {
-      check_cuda(cudaMemcpyAsync(tables_.ptr, pinned, pack_table.size(), cudaMemcpyHostToDevice, stream_), what);
-      check_cuda(launch_pack(reinterpret_cast<const PackJob*>(tables_.ptr), static_cast<std::uint32_t>(packs.size()), stream_),
-                 what);
-      check_cuda(cudaMemcpyAsync(host_blocks, packed_.ptr, total, cudaMemcpyDeviceToHost, stream_), what);
-    }
-    check_cuda(cudaStreamSynchronize(stream_), what);
+    std::byte* host = small + results_at;
+    check_cuda(cudaMemcpyAsync(host, w + w_back, back_bytes, cudaMemcpyDeviceToHost, stream), what);
+    check_cuda(cudaEventRecord(slot.results_ready, stream), what);
+    slot.frames = reinterpret_cast<const ChunkFrame*>(host + back_frames);
+    slot.crcs = reinterpret_cast<const std::uint32_t*>(host + back_crcs);
+    slot.total_at = reinterpret_cast<const std::uint64_t*>(host + back_total);
+    slot.state = WriteSlot::State::kLaunched;
+  }
 
-    // Frame and store, chunk by chunk, on the pool.
+  // Once the batch's results are back: queue the copy of its stored values into pinned
+  // memory. Without `wait`, only if they are back already.
+  void start_copy_back(WriteSlot& slot, bool wait) {
+    if (slot.state != WriteSlot::State::kLaunched) return;
+    const char* what = "encoding chunks on the GPU";
+    if (wait) {
+      const auto t0 = std::chrono::steady_clock::now();
+      check_cuda(cudaEventSynchronize(slot.results_ready), what);
+      add_ns(read_stats().write_gpu_wait_ns, t0);
+    } else {
+      const cudaError_t e = cudaEventQuery(slot.results_ready);
+      if (e == cudaErrorNotReady) return;
+      check_cuda(e, what);
+    }
+    for (std::uint32_t c = 0; c < slot.count; ++c) {
+      if (slot.frames[c].status != 0) throw InternalError("the GPU LZ4 encoder wrote a block larger than LZ4's bound");
+    }
+    slot.total = *slot.total_at;
+    std::byte* host = pinned(slot.bytes, slot.total);
+    if (slot.total > 0) {
+      check_cuda(cudaMemcpyAsync(host, slot.packed.ptr, slot.total, cudaMemcpyDeviceToHost, slot.stream),
+                 "copying encoded chunks to the host");
+    }
+    check_cuda(cudaEventRecord(slot.bytes_ready, slot.stream), what);
+    slot.state = WriteSlot::State::kCopying;
+  }
+
+  // Waits for the batch's values, fills in the checksums and stores them on the pool.
+  void store(WriteSlot& slot) {
+    auto t0 = std::chrono::steady_clock::now();
+    check_cuda(cudaEventSynchronize(slot.bytes_ready), "copying encoded chunks to the host");
+    add_ns(read_stats().write_gpu_wait_ns, t0);
+    t0 = std::chrono::steady_clock::now();
     Store& store = *array_.store();
-    shared_thread_pool().parallel_for(count, [&](std::size_t c) {
-      const std::string key = m_.chunk_key(tasks[c].chunk_coords);
+    std::byte* values = slot.bytes->base();
+    const std::uint64_t reserve = wp_.frame.reserve_start + wp_.frame.reserve_end;
+    shared_thread_pool().parallel_for(slot.count, [&](std::size_t c) {
+      const std::string key = m_.chunk_key(slot.tasks[c].chunk_coords);
       const std::string store_key = join_key(array_.path(), key);
       try {
-        if (chunk_differs[c] == 0 && !write_empty_) {
+        const ChunkFrame& frame = slot.frames[c];
+        if (!frame.stored) {
           store.erase(store_key);
           return;
         }
-        Buffer frame;
-        switch (wp_.compressor) {
-          case WritePlan::Compressor::kNone:
-            frame = Buffer::copy_of({host_blocks + packed_at[c], to_size(wp_.chunk_bytes)});
-            break;
-          case WritePlan::Compressor::kLz4: {
-            const std::uint32_t j = jobs_of_chunk[c];
-            frame = Buffer::allocate(4 + std::size_t{block_sizes[j]});
-            for (int i = 0; i < 4; ++i) frame.data()[i] = static_cast<std::byte>(wp_.chunk_bytes >> (8 * i));
-            std::memcpy(frame.data() + 4, host_blocks + packed_at[j], block_sizes[j]);
-            break;
-          }
-          case WritePlan::Compressor::kBlosc: {
-            std::vector<ByteView> payloads;
-            for (std::uint32_t j = jobs_of_chunk[c]; j < jobs_of_chunk[c + 1]; ++j) {
-              payloads.push_back({host_blocks + packed_at[j], block_sizes[j]});
-            }
-            frame = blosc_frame(wp_.layout, payloads);
-            break;
-          }
-        }
-        frame = add_checksums(wp_, std::move(frame));
-        store.set(store_key, frame.view());
+        std::byte* value = values + frame.at;
+        fill_checksums(wp_, slot.crcs[c], frame.frame_bytes, value);
+        store.set(store_key, ByteView{value, to_size(reserve + frame.frame_bytes)});
       } catch (const Error& e) {
         rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(array_.path()),
                                             store.describe(), key));
       }
     });
-    read_stats().chunks_encoded_on_gpu.fetch_add(count);
+    add_ns(read_stats().write_store_ns, t0);
+    read_stats().chunks_encoded_on_gpu.fetch_add(slot.count);
+    slot.state = WriteSlot::State::kIdle;
+  }
+
+  static void add_ns(std::atomic<std::uint64_t>& counter, std::chrono::steady_clock::time_point since) {
+    counter.fetch_add(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count()));
   }
 
   Array& array_;
@@ -321,9 +392,12 @@ class DeviceWriter {
   const bool write_empty_;
   std::vector<std::byte> fill_;
   int nan_mode_ = 0;
-  cudaStream_t stream_ = nullptr;
-  DeviceBuffer chunks_, scratch_, encoded_, packed_, tables_, sizes_, differs_, lz4_tables_;
-  std::unique_ptr<PinnedArena> staging_;
+  std::uint64_t per_batch_ = 1;
+  std::uint32_t crc_segments_per_chunk_ = 0;
+  cudaStream_t template_stream_ = nullptr;
+  DeviceBuffer template_;
+  std::uint64_t at_streams_ = 0, at_segments_ = 0;
+  std::vector<WriteSlot> slots_;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "engine/selection_testing.h"
 #include "gpu/gpu_testing.h"
 #include "gpu/device_read.h"
+#include "gpu/write_export_cases.h"
 #include "gpu/write_plan.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
@@ -56,6 +57,11 @@ std::vector<Chain> write_chains(std::size_t itemsize, std::size_t ndim) {
       {"blosc-clevel0", json::array({little, blosc("lz4", "shuffle", itemsize, 0)}), true},
       {"lz4", json::array({little, lz4}), true},
       {"transpose-big-blosc-crc", json::array({transpose, big, blosc("lz4", "bitshuffle", itemsize), crc}), true},
+      {"bytes-crc", json::array({little, crc}), true},
+      {"lz4-crc-first-crc", json::array({little, lz4, crc_first, crc}), true},
+      {"blosc-shuffle-crc-first", json::array({little, blosc("lz4", "shuffle", itemsize), crc_first}), true},
+      {"blosc-clevel0-crc-crc", json::array({little, blosc("lz4", "noshuffle", itemsize, 0), crc, crc}), true},
+      {"crc-before-lz4 (CPU)", json::array({little, crc, lz4}), false},
       {"zstd (CPU)", json::array({little, {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}}}),
        false},
       {"blosc-zstd (CPU)", json::array({little, blosc("zstd", "shuffle", itemsize)}), false},
@@ -86,6 +92,37 @@ Array make_array(const std::shared_ptr<Store>& store, const Shape& shape, const 
   spec.codecs = codecs;
   spec.fill_value = fill;
   return Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
+}
+
+// The chain's codecs up to and including "bytes": what it stores is a chunk in its stored
+// layout and byte order, the input of the device's encoder.
+json layout_codecs(const json& codecs) {
+  json out = json::array();
+  for (const json& c : codecs) {
+    out.push_back(c);
+    if (c["name"] == "bytes") break;
+  }
+  return out;
+}
+
+// Every value the GPU stored is byte for byte what the host runs of the device's own steps
+// make of the same chunk (the warp encoder against its one-lane run, the device's CRC-32C
+// against the host's): `layout` holds the chunks in stored layout, written by the CPU.
+void expect_host_encoder_bytes(Store& gpu_store, Store& layout, const ArrayMetadata& m, const std::string& what) {
+  const gpu::WritePlan plan = gpu::plan_write(m);
+  ASSERT_TRUE(plan.on_gpu) << what;
+  int compared = 0;
+  for (const std::string& key : gpu_store.list()) {
+    if (key.ends_with("zarr.json")) continue;
+    const auto raw = layout.get(key);
+    ASSERT_TRUE(raw.has_value()) << what << ": " << key << " is not in the layout array";
+    const auto stored = gpu_store.get(key);
+    const Buffer expected = gpu::encode_chunk_like_the_device(plan, raw->view());
+    ASSERT_EQ(stored->size(), expected.size()) << what << ": " << key;
+    ASSERT_EQ(std::memcmp(stored->data(), expected.data(), expected.size()), 0) << what << ": " << key << " differs";
+    ++compared;
+  }
+  EXPECT_GT(compared, 0) << what;
 }
 
 void expect_same_array(const Array& a, const Array& b, const std::string& what) {
@@ -136,6 +173,11 @@ TEST(GpuWrite, MatrixMatchesCpuWrites) {
         on_cpu.write({}, host_view(values, shape, dtype));
         EXPECT_EQ(gpu_store->list(), cpu_store->list()) << what << ": different chunks stored";
         expect_same_array(on_gpu, on_cpu, what + " full write");
+        if (chain.on_gpu) {
+          auto layout_store = MemoryStore::create();
+          make_array(layout_store, shape, chunks, dtype, layout_codecs(chain.codecs), fill).write({}, host_view(values, shape, dtype));
+          expect_host_encoder_bytes(*gpu_store, *layout_store, on_gpu.metadata(), what);
+        }
         // A partial write goes through the CPU path (old chunks are needed).
         const Selection sel = testing::random_selection(rng, shape);
         const Shape sel_shape = on_cpu.selection_shape(sel);
@@ -152,8 +194,56 @@ TEST(GpuWrite, MatrixMatchesCpuWrites) {
       }
     }
   }
-  EXPECT_EQ(arrays, quick ? 44 : 165);
+  EXPECT_EQ(arrays, quick ? 64 : 240);
   EXPECT_GT(gpu::read_stats().chunks_encoded_on_gpu.load(), encoded_before);
+}
+
+// Chunks of 512 KiB: LZ4 blocks of several segments, blosc splits of one and of two
+// segments, in many small batches (the pipeline's three slots taking turns); every value
+// byte for byte the host encoder's, and read back by the CPU.
+TEST(GpuWrite, LargeChunksMatchTheHostEncoder) {
+  REQUIRE_GPU();
+  const Shape shape = {300, 700}, chunks = {256, 512};
+  const DataType dtype = DataType::float_(32);
+  const json little = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+  json big_blocks = blosc("lz4", "bitshuffle", 4);
+  big_blocks["configuration"]["blocksize"] = 1 << 20;
+  const std::vector<std::pair<std::string, json>> chains = {
+      {"lz4-crc", json::array({little, {{"name", "numcodecs.lz4"}}, {{"name", "crc32c"}}})},
+      {"blosc-shuffle", json::array({little, blosc("lz4", "shuffle", 4)})},
+      {"blosc-bitshuffle-1MiB-blocks-crc", json::array({little, big_blocks, {{"name", "crc32c"}}})},
+      {"bytes-crc", json::array({little, {{"name", "crc32c"}}})},
+  };
+  std::vector<float> values(300 * 700);
+  std::mt19937 rng(4);
+  std::normal_distribution<float> noise(0.0f, 1.0f);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::size_t row = i / 700;
+    // Rows 0-99 smooth and quantized, 100-199 noise, 200-299 constant: every kind of block.
+    values[i] = row < 100 ? std::round(std::sin(static_cast<float>(i) * 1e-3f) * 640.0f) / 64.0f
+                : row < 200 ? noise(rng)
+                            : 3.5f;
+  }
+  const Buffer device = to_device({reinterpret_cast<const std::byte*>(values.data()), values.size() * 4});
+  const NDView view{const_cast<std::byte*>(device.data()), shape, NDView::c_strides(shape, 4), dtype, MemoryKind::kDevice};
+  struct OneChunkBatches {  // restored however the test ends
+    std::uint64_t budget = gpu::batch_budget();
+    OneChunkBatches() { gpu::set_batch_budget(1); }
+    ~OneChunkBatches() { gpu::set_batch_budget(budget); }
+  } one_chunk_batches;
+  for (const auto& [name, codecs] : chains) {
+    SCOPED_TRACE(name);
+    auto gpu_store = MemoryStore::create();
+    auto layout_store = MemoryStore::create();
+    Array on_gpu = make_array(gpu_store, shape, chunks, dtype, codecs, json(0));
+    on_gpu.write({}, view);
+    make_array(layout_store, shape, chunks, dtype, layout_codecs(codecs), json(0))
+        .write({}, NDView{reinterpret_cast<std::byte*>(values.data()), shape, NDView::c_strides(shape, 4), dtype,
+                          MemoryKind::kHost});
+    expect_host_encoder_bytes(*gpu_store, *layout_store, on_gpu.metadata(), name);
+    const NDBuffer back = on_gpu.read();
+    EXPECT_EQ(std::memcmp(back.data(), values.data(), values.size() * 4), 0) << name;
+  }
 }
 
 // NaN fill values: chunks of NaNs are empty, as zarr-python and the CPU path decide.
@@ -171,53 +261,22 @@ TEST(GpuWrite, NanFillChunksAreErased) {
   EXPECT_EQ(store->list(), (std::vector<std::string>{"a/c/2", "a/zarr.json", "zarr.json"}));
 }
 
-// For zarr-python to read (tools/gpu_bench/check_gpu_written.py): arrays written from device
-// memory into ZARRKIT_GPU_EXPORT_DIR, values 0.5 * index (float32) and index % 251 (uint8).
+// For zarr-python to read (tools/gpu_bench/check_gpu_written.py): the arrays of
+// write_export_cases.h written from device memory into ZARRKIT_GPU_EXPORT_DIR.
 TEST(GpuWrite, ExportForZarrPython) {
   REQUIRE_GPU();
   const char* dir = std::getenv("ZARRKIT_GPU_EXPORT_DIR");
   if (dir == nullptr) GTEST_SKIP() << "ZARRKIT_GPU_EXPORT_DIR is not set";
   std::filesystem::remove_all(dir);
   auto store = LocalStore::open(dir);
-  const json little = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
-  const json big = {{"name", "bytes"}, {"configuration", {{"endian", "big"}}}};
-  struct Case {
-    std::string name;
-    json codecs;
-  };
-  const std::vector<Case> v3 = {
-      {"v3_blosc_lz4_shuffle", json::array({little, blosc("lz4", "shuffle", 4)})},
-      {"v3_blosc_lz4_bitshuffle_crc32c", json::array({big, blosc("lz4", "bitshuffle", 4), {{"name", "crc32c"}}})},
-      {"v3_numcodecs_lz4", json::array({little, {{"name", "numcodecs.lz4"}}})},
-      {"v3_crc32c", json::array({little, {{"name", "crc32c"}}})},
-  };
-  const Shape shape = {200, 300};
-  std::vector<float> values(200 * 300);
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * static_cast<float>(i);
-  const Buffer device = to_device({reinterpret_cast<const std::byte*>(values.data()), values.size() * 4});
-  const NDView view{const_cast<std::byte*>(device.data()), shape, NDView::c_strides(shape, 4), DataType::float_(32),
-                    MemoryKind::kDevice};
   const std::uint64_t before = gpu::read_stats().chunks_encoded_on_gpu.load();
-  for (const Case& c : v3) {
-    ArraySpec spec;
-    spec.shape = shape;
-    spec.chunks = {64, 64};
-    spec.dtype = DataType::float_(32);
-    spec.codecs = c.codecs;
-    Array::create(store, c.name, make_array_metadata(spec, CodecRegistry::builtin())).write({}, view);
-  }
-  // v2: blosc and lz4 compressors, a big-endian dtype.
-  for (const auto& [name, compressor] : std::vector<std::pair<std::string, json>>{
-           {"v2_blosc", json{{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}, {"blocksize", 0}}},
-           {"v2_lz4_big_endian", json{{"id", "lz4"}, {"acceleration", 1}}}}) {
-    ArraySpec spec;
-    spec.zarr_format = 2;
-    spec.shape = shape;
-    spec.chunks = {64, 64};
-    spec.dtype = name == "v2_lz4_big_endian" ? DataType::float_(32).with_storage_endian(Endian::kBig) : DataType::float_(32);
-    spec.v2_compressor = compressor;
-    Array array = Array::create(store, name, make_array_metadata(spec, CodecRegistry::builtin()));
-    array.write({}, NDView{view.data, shape, view.byte_strides, array.dtype(), MemoryKind::kDevice});
+  for (const gpu::testing::ExportCase& c : gpu::testing::export_cases()) {
+    const std::vector<float> values = gpu::testing::export_values(c.spec.shape);
+    const Buffer device = to_device({reinterpret_cast<const std::byte*>(values.data()), values.size() * 4});
+    Array array = Array::create(store, c.name, make_array_metadata(c.spec, CodecRegistry::builtin()));
+    EXPECT_TRUE(gpu::plan_write(array.metadata()).on_gpu) << c.name;
+    array.write({}, NDView{const_cast<std::byte*>(device.data()), c.spec.shape, NDView::c_strides(c.spec.shape, 4),
+                           array.dtype(), MemoryKind::kDevice});
   }
   EXPECT_GT(gpu::read_stats().chunks_encoded_on_gpu.load(), before);
 }

@@ -183,6 +183,9 @@ __global__ void __launch_bounds__(kCrcThreads)
   const std::uint64_t s = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (s >= num_segments) return;
   const CrcJob& job = jobs[segment_jobs[s]];
+  // The write path gives each frame room for its largest size; segments past the end of
+  // a shorter one have nothing to do.
+  if (s - job.first_segment >= job.num_segments) return;
   const std::uint64_t start = (s - job.first_segment) * kCrcSegmentBytes;
   const std::uint64_t length = min(kCrcSegmentBytes, job.size - start);
   partial[s] = crc32c_with_table(table, input + job.src + start, length);

@@ -92,41 +92,4 @@ cudaError_t launch_copy_regions(const CopyJob* jobs, std::uint32_t count, std::u
                                 std::uint32_t swap_unit, const std::uint8_t* fill, const std::int32_t* chunk_status,
                                 cudaStream_t stream);
 
-// ---- The write path ----------------------------------------------------------------------
-
-// differs[c] becomes 1 when an element of chunk c (count chunks of chunk_bytes, `stride`
-// bytes apart) is not the fill value. nan_mode: 0 compares bits; 1, 2, 3, 4: the elements
-// are float32, float64, float16, bfloat16 and the fill is NaN, which any NaN matches.
-cudaError_t launch_fill_check(const std::uint8_t* chunks, std::uint32_t count, std::uint64_t chunk_bytes,
-                              std::uint64_t stride, std::uint32_t itemsize, const std::uint8_t* fill, int nan_mode,
-                              std::uint32_t* differs, cudaStream_t stream);
-// Reverses the bytes of every `unit`-byte unit of data[0, bytes).
-cudaError_t launch_swap_units(std::uint8_t* data, std::uint64_t bytes, std::uint32_t unit, cudaStream_t stream);
-// Blosc's forward shuffles: block j of `in` goes shuffled to the same offset of `out`.
-cudaError_t launch_shuffle_blocks(const BlockJob* jobs, std::uint32_t count, const std::uint8_t* in, std::uint8_t* out,
-                                  cudaStream_t stream);
-
-// One LZ4 block to encode (device addresses). With raw_below, a block that does not come
-// out smaller than its input is stored raw instead (blosc's rule for a split); raw_only
-// stores it raw without trying.
-struct EncodeJob {
-  std::uint64_t src;
-  std::uint64_t dst;
-  std::uint32_t src_size;
-  std::uint32_t capacity;  // bytes available at dst (at least src_size when raw_below)
-  std::uint8_t raw_below;
-  std::uint8_t raw_only;
-};
-// sizes[j]: the bytes written for job j. tables: (1 << kLz4HashBits) words per job.
-cudaError_t launch_encode_lz4(const EncodeJob* jobs, std::uint32_t count, std::uint32_t* tables, std::uint32_t* sizes,
-                              cudaStream_t stream);
-
-// Byte copies between device addresses (packing encoded blocks before the copy back).
-struct PackJob {
-  std::uint64_t src;
-  std::uint64_t dst;
-  std::uint64_t size;
-};
-cudaError_t launch_pack(const PackJob* jobs, std::uint32_t count, cudaStream_t stream);
-
 }  // namespace zarrkit::gpu

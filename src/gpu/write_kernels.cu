@@ -1,9 +1,9 @@
-// The write path's kernels: fill checks, byte order, blosc's forward shuffles, LZ4
-// encoding and packing the encoded blocks together.
+// The write path's kernels: fill checks, byte order, blosc's forward shuffles, and the
+// frame steps of write_frames.cuh (encode, plan, place, write).
 #include <algorithm>
 
 #include "gpu/device_codecs.cuh"
-#include "gpu/kernels.h"
+#include "gpu/write_kernels.h"
 
 namespace zarrkit::gpu {
 namespace {
@@ -87,35 +87,120 @@ __global__ void shuffle_blocks_kernel(const BlockJob* jobs, std::uint32_t count,
   }
 }
 
-__global__ void encode_lz4_kernel(const EncodeJob* jobs, std::uint32_t count, std::uint32_t* tables,
-                                  std::uint32_t* sizes) {
-  const std::uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= count) return;
-  const EncodeJob job = jobs[j];
-  const auto* in = reinterpret_cast<const std::uint8_t*>(job.src);
-  auto* out = reinterpret_cast<std::uint8_t*>(job.dst);
-  std::uint32_t size = 0;
-  if (!job.raw_only) {
-    const std::uint32_t room = job.raw_below ? min(job.capacity, job.src_size - (job.src_size > 0 ? 1u : 0u))
-                                             : job.capacity;
-    size = lz4_encode_block(in, job.src_size, out, room, tables + static_cast<std::uint64_t>(j) * (1u << kLz4HashBits));
-  }
-  if (size == 0 && (job.raw_below || job.raw_only)) {
-    for (std::uint32_t k = 0; k < job.src_size; ++k) out[k] = in[k];
-    size = job.src_size;
-  }
-  sizes[j] = size;  // 0: did not fit (only without raw_below)
+// ---- Frames ---------------------------------------------------------------------------------
+
+constexpr unsigned kWarp = 32;
+constexpr unsigned kEncodeWarpsPerBlock = 4;  // 8 KiB of hash table each: 28 warps per SM
+
+__device__ bool chunk_stored(const FrameBatch& b, std::uint32_t c) { return b.write_empty != 0 || b.differs[c] != 0; }
+
+__device__ const std::uint8_t* stream_source(const FrameBatch& b, const WriteStream& stream, std::uint32_t c) {
+  return (stream.shuffled ? b.scratch : b.chunks) + c * b.slot;
 }
 
-__global__ void pack_kernel(const PackJob* jobs, std::uint32_t count) {
-  const unsigned lane = threadIdx.x % 32;
-  for (std::uint64_t j = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < count;
-       j += static_cast<std::uint64_t>(gridDim.x) * blockDim.x / 32) {
-    const PackJob job = jobs[j];
-    const auto* in = reinterpret_cast<const std::uint8_t*>(job.src);
-    auto* out = reinterpret_cast<std::uint8_t*>(job.dst);
-    for (std::uint64_t k = lane; k < job.size; k += 32) out[k] = in[k];
+// Step 1: a warp per LZ4 segment of a stored chunk.
+__global__ void __launch_bounds__(kWarp* kEncodeWarpsPerBlock) encode_segments_kernel(FrameBatch b) {
+  __shared__ std::uint16_t tables[kEncodeWarpsPerBlock][1u << kLz4HashBits];
+  const std::uint64_t w = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const unsigned lane = threadIdx.x % kWarp;
+  if (w >= static_cast<std::uint64_t>(b.count) * b.frame.num_segments) return;  // whole warps leave together
+  const auto c = static_cast<std::uint32_t>(w / b.frame.num_segments);
+  const auto k = static_cast<std::uint32_t>(w % b.frame.num_segments);
+  if (!chunk_stored(b, c)) return;
+  const WriteSegment seg = b.segments[k];
+  const WriteStream stream = b.streams[seg.stream];
+  if (stream.mode == StreamMode::kRaw) return;
+  const Lz4Segment result = lz4_encode_segment<kWarp>(
+      stream_source(b, stream, c) + stream.offset, static_cast<std::uint32_t>(stream.size),
+      static_cast<std::uint32_t>(seg.begin), static_cast<std::uint32_t>(seg.end),
+      b.rest + c * b.frame.rest_bytes + seg.rest_offset, seg.rest_capacity, tables[threadIdx.x / kWarp], lane);
+  if (lane == 0) b.encoded[w] = result;
+}
+
+// Step 2: a thread per stream of each chunk.
+__global__ void plan_streams_kernel(FrameBatch b) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<std::uint64_t>(b.count) * b.frame.num_streams) return;
+  const auto c = static_cast<std::uint32_t>(i / b.frame.num_streams);
+  const auto t = static_cast<std::uint32_t>(i % b.frame.num_streams);
+  if (!chunk_stored(b, c)) {
+    b.places[i] = StreamPlace{};
+    return;
   }
+  const WriteStream stream = b.streams[t];
+  const std::uint64_t first = static_cast<std::uint64_t>(c) * b.frame.num_segments + stream.first_segment;
+  b.places[i] = plan_stream(stream, b.encoded + first, b.pieces + first);
+}
+
+// Step 3: a thread per chunk.
+__global__ void place_streams_kernel(FrameBatch b) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= b.count) return;
+  ChunkFrame frame;
+  if (chunk_stored(b, c)) {
+    StreamPlace* places = b.places + static_cast<std::uint64_t>(c) * b.frame.num_streams;
+    frame.stored = 1;
+    frame.frame_bytes = place_streams(b.frame, b.streams, places);
+    for (std::uint32_t t = 0; t < b.frame.num_streams; ++t) frame.status |= places[t].status;
+  }
+  b.frames[c] = frame;
+}
+
+// Step 4: one block places the stored values one after another (a scan over the chunks)
+// and fills in each frame's CRC job.
+constexpr unsigned kPlaceThreads = 1024;
+__global__ void __launch_bounds__(kPlaceThreads) place_chunks_kernel(FrameBatch b) {
+  __shared__ std::uint64_t sums[kPlaceThreads];
+  const std::uint32_t per = (b.count + kPlaceThreads - 1) / kPlaceThreads;
+  const std::uint32_t begin = min(b.count, threadIdx.x * per), end = min(b.count, begin + per);
+  const std::uint64_t reserve = b.frame.reserve_start + b.frame.reserve_end;
+  std::uint64_t sum = 0;
+  for (std::uint32_t c = begin; c < end; ++c) sum += b.frames[c].stored ? reserve + b.frames[c].frame_bytes : 0;
+  sums[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned step = 1; step < kPlaceThreads; step *= 2) {  // inclusive scan
+    const std::uint64_t add = threadIdx.x >= step ? sums[threadIdx.x - step] : 0;
+    __syncthreads();
+    sums[threadIdx.x] += add;
+    __syncthreads();
+  }
+  std::uint64_t at = sums[threadIdx.x] - sum;
+  for (std::uint32_t c = begin; c < end; ++c) {
+    ChunkFrame& frame = b.frames[c];
+    frame.at = at;
+    CrcJob job{};
+    job.src = at + b.frame.reserve_start;
+    job.size = frame.stored ? frame.frame_bytes : 0;
+    job.chunk = c;
+    job.first_segment = c * b.crc_segments_per_chunk;
+    job.num_segments = static_cast<std::uint32_t>((job.size + kCrcSegmentBytes - 1) / kCrcSegmentBytes);
+    b.crcs[c] = job;
+    at += frame.stored ? reserve + frame.frame_bytes : 0;
+  }
+  if (threadIdx.x == kPlaceThreads - 1) *b.total = sums[kPlaceThreads - 1];
+}
+
+// Step 5: a warp per segment of each stored chunk; the chunk's first segment's warp also
+// writes the header.
+__global__ void write_frames_kernel(FrameBatch b) {
+  const std::uint64_t w = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const unsigned lane = threadIdx.x % kWarp;
+  if (w >= static_cast<std::uint64_t>(b.count) * b.frame.num_segments) return;
+  const auto c = static_cast<std::uint32_t>(w / b.frame.num_segments);
+  const auto k = static_cast<std::uint32_t>(w % b.frame.num_segments);
+  const ChunkFrame frame = b.frames[c];
+  if (!frame.stored || frame.status != 0) return;
+  const WriteSegment seg = b.segments[k];
+  const WriteStream stream = b.streams[seg.stream];
+  const StreamPlace* places = b.places + static_cast<std::uint64_t>(c) * b.frame.num_streams;
+  std::uint8_t* out = b.packed + frame.at + b.frame.reserve_start;
+  write_segment(stream, seg, k - stream.first_segment, stream_source(b, stream, c), b.encoded[w], b.pieces[w],
+                places[seg.stream], b.rest + c * b.frame.rest_bytes + seg.rest_offset, out, lane, kWarp);
+  if (k == 0) write_frame_header(b.frame, b.streams, places, frame.frame_bytes, out, lane, kWarp);
+}
+
+unsigned warp_blocks(std::uint64_t warps, unsigned warps_per_block) {
+  return static_cast<unsigned>((warps + warps_per_block - 1) / warps_per_block);
 }
 
 unsigned grid_y(std::uint32_t count) { return std::max(1u, std::min<std::uint32_t>(count, 65535u)); }
@@ -146,17 +231,24 @@ cudaError_t launch_shuffle_blocks(const BlockJob* jobs, std::uint32_t count, con
   return cudaGetLastError();
 }
 
-cudaError_t launch_encode_lz4(const EncodeJob* jobs, std::uint32_t count, std::uint32_t* tables, std::uint32_t* sizes,
-                              cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  encode_lz4_kernel<<<(count + 63) / 64, 64, 0, stream>>>(jobs, count, tables, sizes);
+cudaError_t launch_plan_frames(const FrameBatch& b, cudaStream_t stream) {
+  if (b.count == 0) return cudaSuccess;
+  const std::uint64_t segments = static_cast<std::uint64_t>(b.count) * b.frame.num_segments;
+  encode_segments_kernel<<<warp_blocks(segments, kEncodeWarpsPerBlock), kWarp * kEncodeWarpsPerBlock, 0, stream>>>(b);
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  const std::uint64_t streams = static_cast<std::uint64_t>(b.count) * b.frame.num_streams;
+  plan_streams_kernel<<<static_cast<unsigned>((streams + 127) / 128), 128, 0, stream>>>(b);
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  place_streams_kernel<<<(b.count + 127) / 128, 128, 0, stream>>>(b);
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  place_chunks_kernel<<<1, kPlaceThreads, 0, stream>>>(b);
   return cudaGetLastError();
 }
 
-cudaError_t launch_pack(const PackJob* jobs, std::uint32_t count, cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>((std::uint64_t{count} * 32 + 255) / 256, 65535));
-  pack_kernel<<<blocks, 256, 0, stream>>>(jobs, count);
+cudaError_t launch_write_frames(const FrameBatch& b, cudaStream_t stream) {
+  if (b.count == 0) return cudaSuccess;
+  const std::uint64_t segments = static_cast<std::uint64_t>(b.count) * b.frame.num_segments;
+  write_frames_kernel<<<warp_blocks(segments, 8), kWarp * 8, 0, stream>>>(b);
   return cudaGetLastError();
 }
 

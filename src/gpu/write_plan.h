@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu/kernels.h"
+#include "gpu/write_frames.cuh"
 #include "zarrkit/buffer.h"
 #include "zarrkit/metadata.h"
 
@@ -40,10 +41,6 @@ struct BloscWriteLayout {
   std::vector<BlockJob> shuffles;     // blocks to shuffle first (offsets in the chunk)
 };
 BloscWriteLayout plan_blosc_write(std::uint64_t nbytes, const BloscWriteSettings& settings);
-// One chunk's frame: payloads[k] is split k as stored, compressed (fewer bytes than the
-// split) or raw (exactly the split's bytes).
-Buffer blosc_frame(const BloscWriteLayout& layout, const std::vector<ByteView>& payloads);
-
 struct WritePlan {
   bool on_gpu = false;
   std::uint32_t swap_unit = 1;
@@ -53,10 +50,26 @@ struct WritePlan {
   BloscWriteSettings blosc;
   BloscWriteLayout layout;
   std::vector<bool> checksums;  // crc32c codecs after the compressor; true: checksum first
+  // The frame every chunk gets (write_frames.cuh), its streams and their segments.
+  FrameTemplate frame;
+  std::vector<WriteStream> streams;
+  std::vector<WriteSegment> segments;
 };
 WritePlan plan_write(const ArrayMetadata& metadata);
+// Fills plan.frame, plan.streams and plan.segments from the compressor, the blosc layout
+// and the checksums (plan_write calls it).
+void plan_frames(WritePlan& plan);
 
-// Appends (or prepends) CRC-32C checksums as the plan's crc32c codecs do.
-Buffer add_checksums(const WritePlan& plan, Buffer bytes);
+// The checksum fields of a stored value: `value` holds plan.frame.reserve_start bytes, the
+// frame (frame_bytes long, CRC-32C frame_crc), then plan.frame.reserve_end bytes; each
+// crc32c codec of the plan, in order, checksums everything inside it and puts its value
+// before (location "start") or after it. Each further checksum follows from the frame's
+// CRC by combination, without reading the frame again.
+void fill_checksums(const WritePlan& plan, std::uint32_t frame_crc, std::uint64_t frame_bytes, std::byte* value);
+
+// One chunk encoded on the host by the device's own steps (write_frames.cuh, one lane):
+// `chunk` in its stored layout and byte order; the stored value, checksums included, or
+// nothing when plan.on_gpu is false. The GPU's bytes must equal these.
+Buffer encode_chunk_like_the_device(const WritePlan& plan, ByteView chunk);
 
 }  // namespace zarrkit::gpu

@@ -3,11 +3,14 @@
 # one command (device time is scarce): the C++ GPU tests, the Python GPU tests,
 # compute-sanitizer memcheck and racecheck, and benchmarks S7 (kernel-only decode against
 # nvCOMP) and S6 / S10 (reads into device memory against zarr-python + kvikio and
-# tensorstore + copy). Each stage has its own time limit; results and logs go to $OUT
-# (at most 8 files come back): session.log, gpu_tests.log, pytest.log, sanitizers.log,
-# s7.json, bench.jsonl.
+# tensorstore + copy), and writes from device memory (their tests, sanitizers, zarr-python
+# reading what the GPU wrote, and zarrkit_gpu_write_bench). Each stage has its own time
+# limit; results and logs go to $OUT (at most 8 files come back): session.log,
+# gpu_tests.log, pytest.log, sanitizers.log, s7.json, bench.jsonl, write_tests.log,
+# write_bench.md.
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
-# STAGES="pytest s6" (any of gpu_tests pytest s7 s6 sanitizers) runs only those stages;
+# STAGES="pytest s6" (any of gpu_tests pytest s7 s6 sanitizers write write_bench) runs only
+# those stages;
 # BENCH_ONLY=s6 limits the S6/S10 stage to one scenario.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -82,6 +85,35 @@ filter='GpuShardRead.*:GpuRead.ManyBatches*:GpuRead.V2*:GpuRead.Corrupt*:GpuMemo
   echo "racecheck rc $?"
 } > "$out/sanitizers.log" 2>&1
 grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/sanitizers.log"
+fi
+
+if wanted write; then
+stage "writes from device memory: tests, zarr-python, sanitizers"
+{
+  timeout 60 "$work/bin/gpu_tests" --gtest_filter='GpuWrite*:DeviceLz4*'
+  echo "write tests rc $?"
+  rm -rf /tmp/zk_export
+  ZARRKIT_GPU_EXPORT_DIR=/tmp/zk_export timeout 30 "$work/bin/gpu_tests" --gtest_filter=GpuWrite.ExportForZarrPython
+  echo "export rc $?"
+  timeout 30 python3 tools/gpu_bench/check_gpu_written.py /tmp/zk_export
+  echo "zarr-python check rc $?"
+  # The encoder's hash tables live in shared memory, shared by the lanes of a warp.
+  ZARRKIT_GPU_TEST_QUICK=1 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$work/bin/gpu_tests" --gtest_filter='GpuWrite.*'
+  echo "write memcheck rc $?"
+  ZARRKIT_GPU_TEST_QUICK=1 timeout 90 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$work/bin/gpu_tests" --gtest_filter='GpuWrite.*'
+  echo "write racecheck rc $?"
+} > "$out/write_tests.log" 2>&1
+grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) |all arrays match" "$out/write_tests.log"
+fi
+
+if wanted write_bench; then
+stage "write bench: GPU write vs CPU write vs copy to host + CPU write"
+timeout 140 "$work/bin/zarrkit_gpu_write_bench" --reps 3 --dir /tmp/zk_write_bench > "$out/write_bench.md" 2>&1
+echo "write bench rc $?"
+cat "$out/write_bench.md"
+rm -rf /tmp/zk_write_bench
 fi
 
 stage "done"

@@ -10,6 +10,7 @@
 //    chunks decoded by liblz4 / c-blosc on 1 thread and on every hardware thread.
 // 2. Array::read_into a device array from a local store (page cache warm) for blosc-lz4,
 //    against the CPU read into host memory followed by one copy to the device.
+// Writes from device memory are measured by zarrkit_gpu_write_bench.
 #include <blosc.h>
 #include <cuda_runtime.h>
 #include <lz4.h>
@@ -28,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_data.h"
 #include "gpu/chunk_plan.h"
 #include "gpu/device_read.h"
 #include "gpu/kernels.h"
@@ -39,6 +41,9 @@
 namespace {
 
 using namespace zarrkit;
+using bench::fill_family_n;
+using bench::median;
+using bench::parallel;
 using Clock = std::chrono::steady_clock;
 
 void check(cudaError_t e, const char* what) {
@@ -46,43 +51,6 @@ void check(cudaError_t e, const char* what) {
     std::cerr << what << ": " << cudaGetErrorString(e) << "\n";
     std::exit(2);
   }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Family N of BENCHMARKS.md: a smooth field plus noise, float32. `quantized` rounds the
-// values to 1/64 (blosc-lz4 ratio about 3, as N is specified); otherwise the noise fills
-// the low mantissa bits (ratio about 1.3).
-void fill_family_n(std::vector<float>& out, std::uint64_t seed, bool quantized = true) {
-  const std::size_t n = out.size();
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<unsigned>(seed + t));
-      std::normal_distribution<float> noise(0.0f, 0.05f);
-      for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
-        const double x = static_cast<double>(i % 4096) / 4096.0, y = static_cast<double>(i / 4096) / 4096.0;
-        const double v = std::sin(6.0 * x) * std::cos(3.0 * y) * 10.0 + noise(rng);
-        out[i] = static_cast<float>(quantized ? std::round(v * 64.0) / 64.0 : v);
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-}
-
-void parallel(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& f) {
-  std::vector<std::thread> pool;
-  std::atomic<std::size_t> next{0};
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (std::size_t i; (i = next.fetch_add(1)) < n;) f(i);
-    });
-  }
-  for (auto& th : pool) th.join();
 }
 
 struct Compressed {
@@ -312,45 +280,7 @@ void bench_array(const std::filesystem::path& dir, int reps, bool quantized) {
   fmt::print("| zarrkit CPU read + cudaMemcpy | {:.3f} | {:.2f} | | | |\n", median(cpu_t), logical / median(cpu_t) / 1e9);
   fmt::print("chunks decoded on GPU {}, on CPU {}, recovered {}\n", stats.chunks_decoded_on_gpu.load(),
              stats.chunks_decoded_on_cpu.load(), stats.gpu_rejections_recovered.load());
-  // Writes of the same array: from device memory (GPU encode) and from host memory (CPU).
-  {
-    const std::filesystem::path wdir = dir.string() + "_write";
-    std::vector<double> gpu_w, cpu_w;
-    for (int r = 0; r < 3; ++r) {
-      std::filesystem::remove_all(wdir);
-      auto wstore = LocalStore::open(wdir);
-      Array target = Array::create(wstore, "", make_array_metadata(spec, CodecRegistry::builtin()));
-      auto t0 = Clock::now();
-      target.write({}, out);  // the device buffer that holds the values
-      gpu_w.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-      std::filesystem::remove_all(wdir);
-      wstore = LocalStore::open(wdir);
-      target = Array::create(wstore, "", make_array_metadata(spec, CodecRegistry::builtin()));
-      t0 = Clock::now();
-      target.write({}, NDView{reinterpret_cast<std::byte*>(values.data()), shape, NDView::c_strides(shape, 4),
-                              spec.dtype, MemoryKind::kHost});
-      cpu_w.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-      if (r == 0) {
-        const StorageInfo w = target.storage_info();
-        fmt::print("write: CPU-written ratio {:.2f}\n", logical / static_cast<double>(w.bytes_stored));
-      }
-    }
-    std::filesystem::remove_all(wdir);
-    auto wstore = LocalStore::open(wdir);
-    Array target = Array::create(wstore, "", make_array_metadata(spec, CodecRegistry::builtin()));
-    target.write({}, out);
-    const NDBuffer check = target.read();
-    if (std::memcmp(check.data(), values.data(), n * 4) != 0) {
-      std::cerr << "array written from device memory reads back different values\n";
-      std::exit(3);
-    }
-    fmt::print("| write path | median s | logical GB/s |\n|---|---|---|\n");
-    fmt::print("| zarrkit GPU write from device memory (GPU-written ratio {:.2f}) | {:.3f} | {:.2f} |\n",
-               logical / static_cast<double>(target.storage_info().bytes_stored), median(gpu_w),
-               logical / median(gpu_w) / 1e9);
-    fmt::print("| zarrkit CPU write from host memory | {:.3f} | {:.2f} |\n", median(cpu_w), logical / median(cpu_w) / 1e9);
-    std::filesystem::remove_all(wdir);
-  }
+  // Writes: zarrkit_gpu_write_bench (gpu_write_bench.cpp).
   std::filesystem::remove_all(dir);
 }
 
