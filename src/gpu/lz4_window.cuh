@@ -189,14 +189,14 @@ struct WindowOutput {
     if (!buffered) out[p] = static_cast<std::uint8_t>(v);
   }
 
-  // Literals: n bytes from stream position `from` to output position `op`; the ones that
-  // lie in `head` (the 16 bytes from stream position `head_at`) are taken from there.
+  // Literals: n bytes from stream position `from` to output position `op`; when `have_head`,
+  // the ones that lie in `head` (the 16 bytes from stream position `head_at`) come from it.
   template <typename Input>
-  ZK_HD void literals(std::uint32_t op, Input& in, std::uint32_t from, std::uint32_t n, const Bytes16* head,
+  ZK_HD void literals(std::uint32_t op, Input& in, std::uint32_t from, std::uint32_t n, Bytes16 head, bool have_head,
                       std::uint32_t head_at, unsigned lane, unsigned width) const {
     if (n > width) lane_sync();  // a long run may reach window bytes a lagging lane still reads
-    if (head != nullptr && from - head_at + n <= 16) {
-      for (std::uint32_t k = lane; k < n; k += width) put(op + k, head->byte(from - head_at + k));
+    if (have_head && from - head_at + n <= 16) {
+      for (std::uint32_t k = lane; k < n; k += width) put(op + k, head.byte(from - head_at + k));
       return;
     }
     for (std::uint32_t k = lane; k < n; k += width) put(op + k, in(from + k));
@@ -294,11 +294,10 @@ ZK_HD std::int32_t lz4_decode_window(Input& in, std::uint32_t in_size, WindowOut
       } while (b == 255);
     }
     if (literals > in_size - ip || literals > out_size - op) return kDecodeCorrupt;
-    const Bytes16* head_or_null = have_head ? &head : nullptr;
     if (out_size - op - literals < 12 || in_size - ip - literals < 8) {
       // Must be the last sequence: literals only, ending exactly at the end of the input.
       if (ip + literals != in_size) return kDecodeCorrupt;
-      out.literals(op, in, ip, literals, head_or_null, token_at, lane, width);
+      out.literals(op, in, ip, literals, head, have_head, token_at, lane, width);
       op += literals;
       if (op != out_size) return kDecodeWrongSize;
       out.finish(out_size, lane, width);
@@ -324,7 +323,7 @@ ZK_HD std::int32_t lz4_decode_window(Input& in, std::uint32_t in_size, WindowOut
     in.advance(literals_at, ip);
     Bytes16 next_head;
     const bool have_next = in.bytes16(ip, next_head);
-    out.literals(op, in, literals_at, literals, head_or_null, token_at, lane, width);
+    out.literals(op, in, literals_at, literals, head, have_head, token_at, lane, width);
     op += literals;
     lane_sync();  // the match reads bytes other lanes wrote
     out.match(op, offset, length, lane, width);
