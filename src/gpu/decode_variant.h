@@ -2,9 +2,11 @@
 // from the batch's shape and the device.
 //
 // One warp decodes one stream, so what matters is how many streams a batch has and how long
-// they are. Blosc's splits (a few KiB each, thousands per batch) keep the warp-direct kernel
-// (S7: 156 GB/s on 64 KiB chunks, 100 GB/s on 1 and 16 MiB). LZ4 blocks of tens of KiB and
-// more take the window kernels: a warp through shared memory decodes a block several times
+// they are. Blosc's splits (byte planes of shuffled blocks: 16 KiB each in 64 KiB chunks,
+// 128 KiB in chunks of 1 MiB and more, thousands per batch) keep the warp-direct kernel
+// (S7: 156 GB/s on 64 KiB chunks, 100 GB/s on 1 and 16 MiB), whose 64 warps per SM suit
+// their long literal runs and long matches. LZ4 blocks (numcodecs.lz4, raw LZ4) of tens of
+// KiB and more take the window kernels: a warp through shared memory decodes a block several times
 // faster than a warp reading global memory, and the window size trades the speed of each
 // warp (a smaller window sends more matches to global memory) against how many warps share
 // an SM: the largest window that still holds every stream of the batch at once.
@@ -21,10 +23,11 @@ namespace zarrkit::gpu {
 
 struct StreamBatchShape {
   std::uint64_t streams = 0;      // every stream job (copies, BloscLZ, LZ4)
-  std::uint64_t lz4_streams = 0;  // LZ4 blocks and blosc-lz4 splits
+  std::uint64_t lz4_streams = 0;  // LZ4 streams
   std::uint64_t lz4_bytes = 0;    // their decoded bytes
+  bool blosc = false;             // the streams are blosc splits
 };
-StreamBatchShape shape_of(const std::vector<StreamJob>& streams);
+StreamBatchShape shape_of(const std::vector<StreamJob>& streams, bool blosc);
 
 // LZ4 streams shorter than this on average keep the warp-direct kernel.
 constexpr std::uint64_t kWindowMinMeanStreamBytes = 32u << 10;

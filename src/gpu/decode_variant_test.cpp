@@ -9,11 +9,13 @@ namespace {
 // An H100's figures: 132 SMs; 3, 6 and 12 warps of the 64, 32 and 16 KiB windows per SM.
 constexpr WindowResidency kH100{132, 12, 6, 3};
 
-StreamBatchShape lz4_blocks(std::uint64_t count, std::uint64_t bytes) { return {count, count, count * bytes}; }
+StreamBatchShape lz4_blocks(std::uint64_t count, std::uint64_t bytes) { return {count, count, count * bytes, false}; }
 
 TEST(DecodeVariant, BloscSplitsAndShortBlocksStayDirect) {
-  EXPECT_EQ(choose_decode_variant({8192, 0, 0}, kH100), DecodeVariant::kDirect);           // BloscLZ / copies
-  EXPECT_EQ(choose_decode_variant({16384, 16384, 16384ull << 13}, kH100), DecodeVariant::kDirect);  // 8 KiB splits
+  EXPECT_EQ(choose_decode_variant({8192, 0, 0, true}, kH100), DecodeVariant::kDirect);  // BloscLZ / copies
+  // blosc-lz4 splits of 16 KiB (64 KiB chunks) and 128 KiB (1 MiB chunks and more)
+  EXPECT_EQ(choose_decode_variant({65536, 65536, 65536ull << 14, true}, kH100), DecodeVariant::kDirect);
+  EXPECT_EQ(choose_decode_variant({8192, 8192, 8192ull << 17, true}, kH100), DecodeVariant::kDirect);
   EXPECT_EQ(choose_decode_variant(lz4_blocks(100, 4096), kH100), DecodeVariant::kDirect);
 }
 
@@ -39,10 +41,12 @@ TEST(DecodeVariant, ShapeCountsLz4StreamsAndTheirBytes) {
   jobs[1].dst_size = 500;
   jobs[2].codec = StreamCodec::kLz4;
   jobs[2].dst_size = 24;
-  const StreamBatchShape shape = shape_of(jobs);
+  const StreamBatchShape shape = shape_of(jobs, false);
   EXPECT_EQ(shape.streams, 3u);
   EXPECT_EQ(shape.lz4_streams, 2u);
   EXPECT_EQ(shape.lz4_bytes, 1024u);
+  EXPECT_FALSE(shape.blosc);
+  EXPECT_TRUE(shape_of(jobs, true).blosc);
 }
 
 TEST(DecodeVariant, LongLz4BlocksGoToTheHostOnlyInSmallBatches) {

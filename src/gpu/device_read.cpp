@@ -123,6 +123,8 @@ class DeviceReader {
     slot_bytes_ = align_up(chain_.chunk_bytes);
     per_batch_ = std::clamp<std::uint64_t>(g_batch_budget.load() / slot_bytes_, 1, 16384);
     chunks_per_batch_ = std::min(per_batch_, plan_.num_tasks());
+    blosc_ = std::any_of(chain_.gpu_stages.begin(), chain_.gpu_stages.end(),
+                         [](const GpuStage& s) { return s.kind == GpuStageKind::kBlosc; });
     if (std::min(per_batch_, plan_.num_tasks()) >= nvcomp_min_chunks()) nvcomp_codec_ = nvcomp_codec_for(chain_);
   }
 
@@ -561,7 +563,7 @@ class DeviceReader {
                              static_cast<std::uint32_t>(segment_jobs.size()), input,
                              reinterpret_cast<std::uint32_t*>(slot.partial.ptr), status, stream),
                "launching the crc32c kernels");
-    const DecodeVariant variant = choose_decode_variant(shape_of(streams), window_residency());
+    const DecodeVariant variant = choose_decode_variant(shape_of(streams, blosc_), window_residency());
     if (decode_window_bytes(variant) > 0) read_stats().batches_window_decoded.fetch_add(1);
     check_cuda(launch_decode_streams(reinterpret_cast<const StreamJob*>(t + at_streams),
                                      static_cast<std::uint32_t>(streams.size()), input, decoded, scratch, status,
@@ -695,6 +697,7 @@ class DeviceReader {
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t per_batch_ = 1;
   std::uint64_t chunks_per_batch_ = 1;  // in a full batch of this request
+  bool blosc_ = false;                  // the GPU decodes blosc chunks (its streams are splits)
   std::uint64_t next_arena_size_ = 0;
   std::optional<NvcompCodec> nvcomp_codec_;
   std::vector<Slot> slots_ = std::vector<Slot>(g_pipeline_depth.load());

@@ -487,10 +487,10 @@ void child_main(const std::string& codec, const Batch& b, std::size_t chunk_byte
     z.emplace(codec == "blosc-lz4", b, d, chunk_bytes);
     report(fmt::format("streams {}", z->streams.size()));
     report(fmt::format("auto {}", gpu::decode_variant_name(
-                                      gpu::choose_decode_variant(gpu::shape_of(z->streams), residency))));
+                                      gpu::choose_decode_variant(gpu::shape_of(z->streams, codec == "blosc-lz4"), residency))));
   }
   for (std::string name : names) {
-    if (name == "auto" && z) name = gpu::decode_variant_name(gpu::choose_decode_variant(gpu::shape_of(z->streams), residency));
+    if (name == "auto" && z) name = gpu::decode_variant_name(gpu::choose_decode_variant(gpu::shape_of(z->streams, codec == "blosc-lz4"), residency));
     report("start " + name);
     Measured m;
     if (name == "nvcomp") {
