@@ -126,6 +126,8 @@ __global__ void __launch_bounds__(kWarp* kStreamWarpsPerBlock, kMinBlocks)
 // Input ring of each warp (lz4_window.cuh): two halves of 1 KiB, each ~260 sequences of
 // family-N data, so a half's copy has thousands of cycles to land before the parse needs it.
 constexpr std::uint32_t kRingBytes = 2048;
+// Streams at least this long take the direct decoder (none do: the planners stop at 2 GiB).
+constexpr std::uint32_t kMaxWindowStream = 0x80000000u;
 
 // Dynamic shared memory: the output window (window_bytes), then the input ring.
 __global__ void __launch_bounds__(kWarp)
@@ -155,9 +157,15 @@ __global__ void __launch_bounds__(kWarp)
       break;
     }
     case StreamCodec::kLz4: {
+      if (job.src_size >= kMaxWindowStream) {  // the ring's positions are 32-bit
+        DirectInput reader{in};
+        result = lz4_decode(reader, job.src_size, out, job.dst_size, lane, kWarp);
+        break;
+      }
       RingInput ring(in, job.src_size, shared + window_bytes, kRingBytes, lane, kWarp);
       WindowOutput window(out, job.dst_size, shared, window_bytes);
       result = lz4_decode_window(ring, job.src_size, window, job.dst_size, lane, kWarp);
+      ring.drain();
       break;
     }
   }

@@ -39,10 +39,19 @@ struct Bytes16 {
     const std::uint32_t word = i < 8 ? (i < 4 ? w[0] : w[1]) : (i < 12 ? w[2] : w[3]);
     return (word >> (8 * (i & 3u))) & 0xFFu;
   }
+  // Bytes i and i + 1 as a little-endian 16-bit value (i < 15).
+  ZK_HD unsigned pair(std::uint32_t i) const;
 };
 
 ZK_HD std::uint32_t funnel_right(std::uint32_t lo, std::uint32_t hi, unsigned bits) {  // bits < 32
   return static_cast<std::uint32_t>((static_cast<std::uint64_t>(hi) << 32 | lo) >> bits);
+}
+
+ZK_HD unsigned Bytes16::pair(std::uint32_t i) const {
+  const std::uint32_t word = i >> 2;
+  const std::uint32_t low = word < 2 ? (word == 0 ? w[0] : w[1]) : (word == 2 ? w[2] : w[3]);
+  const std::uint32_t high = word < 2 ? (word == 0 ? w[1] : w[2]) : (word == 2 ? w[3] : 0u);
+  return funnel_right(low, high, 8 * (i & 3u)) & 0xFFFFu;
 }
 
 // ---- The compressed stream, staged through a ring ----------------------------------------
@@ -55,7 +64,7 @@ ZK_HD std::uint32_t funnel_right(std::uint32_t lo, std::uint32_t hi, unsigned bi
 // only when the parse gets near it. Bytes outside [lo, landed) are read from global memory,
 // so a read is always correct; the ring only makes it fast.
 struct RingInput {
-  const std::uint8_t* data;  // the stream (global memory on the device)
+  const std::uint8_t* data;  // the stream (global memory on the device), below 2 GiB
   std::uint32_t size;
   std::uint8_t* ring;  // shared memory on the device, 16-byte aligned
   std::uint32_t mask;  // ring_bytes - 1
@@ -63,7 +72,13 @@ struct RingInput {
   std::uint32_t shift;
   std::uint32_t end;  // size + shift
   std::uint32_t lo = 0, landed = 0, pending = 0;
+  // Derived from the above (update()), so that the parse's checks are one comparison each:
+  // refill once `keep` reaches refill_at; wait once `need` passes wait_at; 16 bytes from g
+  // are in the ring and the stream when g + 16 <= fast_end.
+  std::uint32_t refill_at = 0, wait_at = 0, fast_end = 0;
   unsigned lane, width;
+
+  static constexpr std::uint32_t kNever = 0xFFFFFFFFu;
 
   ZK_HD RingInput(const std::uint8_t* d, std::uint32_t n, std::uint8_t* r, std::uint32_t ring_bytes, unsigned l,
                   unsigned w)
@@ -80,6 +95,7 @@ struct RingInput {
     issue(half);
     wait();
     pending = landed = 2 * half;
+    update();
   }
 
   // Byte i of the stream (i < size).
@@ -89,10 +105,11 @@ struct RingInput {
     return load_global(i);
   }
 
-  // The 16 bytes from i, when they are all in the stream and in the ring.
+  // The 16 bytes from i, when they are all in the stream and in the ring (i at or after the
+  // last `keep` given to advance).
   ZK_HD bool bytes16(std::uint32_t i, Bytes16& out) const {
     const std::uint32_t g = i + shift;
-    if (i > size || size - i < 16 || g - lo >= landed - lo || landed - g < 16) return false;
+    if (g + 16 > fast_end) return false;
     const std::uint32_t word_mask = mask >> 2;
     const std::uint32_t first = g >> 2;
     const auto* words = reinterpret_cast<const std::uint32_t*>(ring);
@@ -105,26 +122,19 @@ struct RingInput {
 
   // The parse needs bytes up to `need` (exclusive) soon and nothing before `keep` any more.
   ZK_HD void advance(std::uint32_t keep, std::uint32_t need) {
-    const std::uint32_t keep_g = keep + shift;
-    if (pending == landed && landed < end && keep_g - lo >= half) {
-      lane_sync();  // every lane is done reading what is about to be overwritten
-      if (keep_g - lo >= 2 * half) {
-        // The parse left the whole ring behind (a long literal run): start again from it.
-        lo = keep_g & ~(half - 1);
-        issue(lo);
-        issue(lo + half);
-        landed = lo;
-        pending = lo + 2 * half;
-      } else {
-        issue(landed);
-        lo += half;
-        pending = landed + half;
-      }
-    }
-    if (pending != landed && need + shift + 16 > landed) {
+    if (keep + shift >= refill_at) refill(keep + shift);
+    if (need + shift > wait_at) {
       wait();
       landed = pending;
+      update();
     }
+  }
+
+  // Lets the copies still in flight land (before the warp leaves its shared memory).
+  ZK_HD void drain() const {
+#if defined(__CUDA_ARCH__)
+    __pipeline_wait_prior(0);
+#endif
   }
 
  private:
@@ -134,6 +144,30 @@ struct RingInput {
 #else
     return data[i];
 #endif
+  }
+
+  ZK_HD void update() {
+    refill_at = pending == landed && landed < end ? lo + half : kNever;
+    wait_at = pending != landed ? landed - 16 : kNever;  // landed >= 2 * half >= 32 here
+    fast_end = landed < end ? landed : end;
+  }
+
+  // The parse has left the ring's first half (keep_g: the oldest byte still needed).
+  ZK_HD void refill(std::uint32_t keep_g) {
+    lane_sync();  // every lane is done reading what is about to be overwritten
+    if (keep_g - lo >= 2 * half) {
+      // The parse left the whole ring behind (a long literal run): start again from it.
+      lo = keep_g & ~(half - 1);
+      issue(lo);
+      issue(lo + half);
+      landed = lo;
+      pending = lo + 2 * half;
+    } else {
+      issue(landed);
+      lo += half;
+      pending = landed + half;
+    }
+    update();
   }
 
   // Starts copying ring positions [from, from + half) (those inside the stream).
@@ -159,9 +193,7 @@ struct RingInput {
   }
 
   ZK_HD void wait() const {
-#if defined(__CUDA_ARCH__)
-    __pipeline_wait_prior(0);
-#endif
+    drain();
     lane_sync();  // every lane's copies are visible to every lane
   }
 };
@@ -263,9 +295,9 @@ struct WindowOutput {
 // ---- The decoder -----------------------------------------------------------------------
 //
 // The checks are lz4_decode's (device_codecs.cuh), in its order; see there for the format
-// rules. A sequence's header (token, length bytes, offset) is parsed and checked first, then
-// the 16 bytes at the next token are fetched, then the sequence's literals and match are
-// copied.
+// rules. A sequence's header (token, length bytes, offset) is parsed and checked, the 16 bytes
+// at the next token are fetched (as soon as the token says where it is), then the sequence's
+// literals and match are copied: the next header's loads overlap this sequence's copies.
 
 ZK_HD_TEMPLATE
 template <typename Input>
@@ -274,8 +306,8 @@ ZK_HD std::int32_t lz4_decode_window(Input& in, std::uint32_t in_size, WindowOut
   if (out_size == 0) return in_size == 1 && in(0) == 0 ? kDecodeOk : kDecodeCorrupt;
   std::uint32_t ip = 0;
   std::uint32_t op = 0;
-  Bytes16 head;
-  bool have_head = in.bytes16(0, head);
+  Bytes16 head, next_head;
+  bool have_head = in.bytes16(0, head), have_next = false;
   for (;;) {
     if (ip >= in_size) return kDecodeCorrupt;
     const std::uint32_t token_at = ip;
@@ -283,7 +315,18 @@ ZK_HD std::int32_t lz4_decode_window(Input& in, std::uint32_t in_size, WindowOut
     auto byte = [&](std::uint32_t i) -> unsigned {
       return have_head && i - token_at < 16 ? head.byte(i - token_at) : in(i);
     };
-    const unsigned token = byte(ip++);
+    const unsigned token = have_head ? head.w[0] & 0xFFu : in(ip);
+    ++ip;
+    // The common sequence (no length bytes, at most 13 literals): the fetched bytes hold its
+    // offset and say where the next token is, whose 16 bytes are fetched at once.
+    const bool quick = have_head && (token >> 4) < 14 && (token & 15u) < 15;
+    unsigned quick_offset = 0;
+    if (quick) {
+      quick_offset = head.pair(1 + (token >> 4));
+      const std::uint32_t next = token_at + 3 + (token >> 4);
+      in.advance(ip, next);
+      have_next = in.bytes16(next, next_head);
+    }
     std::uint32_t literals = token >> 4;
     if (literals == 15) {
       unsigned b;
@@ -305,7 +348,7 @@ ZK_HD std::int32_t lz4_decode_window(Input& in, std::uint32_t in_size, WindowOut
     }
     const std::uint32_t literals_at = ip;
     ip += literals;
-    const std::uint32_t offset = byte(ip) | byte(ip + 1) << 8;
+    const std::uint32_t offset = quick ? quick_offset : byte(ip) | byte(ip + 1) << 8;
     ip += 2;  // in range: the literals ended at least 8 bytes before the end of the input
     if (offset == 0 || offset > op + literals) return kDecodeCorrupt;
     std::uint32_t length = token & 15u;
@@ -319,10 +362,10 @@ ZK_HD std::int32_t lz4_decode_window(Input& in, std::uint32_t in_size, WindowOut
     }
     length += 4;
     if (length > out_size - op - literals || out_size - op - literals - length < 5) return kDecodeCorrupt;
-    // The next header, fetched before this sequence's copies so that they overlap.
-    in.advance(literals_at, ip);
-    Bytes16 next_head;
-    const bool have_next = in.bytes16(ip, next_head);
+    if (!quick) {  // the next header, fetched before this sequence's copies
+      in.advance(literals_at, ip);
+      have_next = in.bytes16(ip, next_head);
+    }
     out.literals(op, in, literals_at, literals, head, have_head, token_at, lane, width);
     op += literals;
     lane_sync();  // the match reads bytes other lanes wrote
