@@ -1,5 +1,6 @@
 // Every stream-decode kernel variant (kernels.h, DecodeVariant) on the device against liblz4
-// and c-blosc: valid LZ4 blocks of every kind and length, the corrupted-block corpus, and
+// and c-blosc: valid LZ4 blocks of every kind and length (liblz4's and random sequences), the
+// corrupted-block corpus, and
 // blosc chunks (LZ4 and BloscLZ splits, raw copies, shuffles). Each stream decodes into its
 // own slot with guard bytes after it; the statuses must equal the host decoder's and the
 // bytes liblz4's. Skips without a device. ZARRKIT_GPU_TEST_QUICK=1 keeps a smaller corpus
@@ -142,11 +143,17 @@ TEST(GpuLz4Kernels, EveryVariantAgreesWithLiblz4) {
       }
     }
   }
-  for (std::size_t size : {65536u, 1u << 20}) {
+  for (std::size_t size : {std::size_t{65536}, quick() ? std::size_t{300000} : std::size_t{1} << 20}) {
     add(lz4_testing::lz4_compress(lz4_testing::family_n(size, size), false), size, fmt::format("family N {}", size));
   }
   const std::size_t long_size = quick() ? 300000 : 3u << 20;
   add(lz4_testing::lz4_compress(runs_and_repeats(long_size, 1), true), long_size, "runs and repeats");
+  std::mt19937_64 random(17);
+  for (int round = 0; round < (quick() ? 40 : 200); ++round) {
+    const std::size_t size = round % 10 == 0 ? 1 + random() % 400000 : 1 + random() % 20000;
+    const auto [block, data] = lz4_testing::random_block(random, size);
+    add(block, size, fmt::format("random sequences {}", round));
+  }
   std::mt19937_64 rng(42);
   const int corrupt = quick() ? 600 : 3000;
   for (int round = 0; round < corrupt; ++round) {

@@ -131,4 +131,54 @@ inline MutatedBlock mutated_block(std::mt19937_64& rng, std::size_t max_size = 5
   return m;
 }
 
+// A valid block of random sequences, with the bytes it decodes to: literal runs of 0 to
+// hundreds of bytes, matches of 4 bytes to thousands, offsets from 1 (runs) to 65535,
+// overlapping or not; the format's end rules kept (the last match starts 12 or more bytes
+// before the end and ends 5 or more before it; literals close the block).
+struct RandomBlock {
+  Bytes block, data;
+};
+inline void put_length(Bytes& out, std::size_t rest) {
+  for (; rest >= 255; rest -= 255) out.push_back(255);
+  out.push_back(static_cast<std::uint8_t>(rest));
+}
+inline RandomBlock random_block(std::mt19937_64& rng, std::size_t size) {
+  RandomBlock r;
+  auto pick = [&](std::size_t lo, std::size_t hi) { return lo + rng() % (hi - lo + 1); };
+  while (true) {
+    const std::size_t op = r.data.size();
+    if (op + 12 + 4 + 5 > size) break;
+    const unsigned kind = static_cast<unsigned>(rng() % 10);
+    std::size_t literals = kind < 4 && op > 0 ? 0 : kind < 8 ? pick(1, 15) : pick(16, 400);
+    literals = std::min(literals, size - op - 12 - 4 - 5 + 4);  // the match still starts 12 before the end
+    const std::size_t start = op + literals;                       // the match's first byte
+    const std::size_t room = size - 5 - start;                      // it ends 5 or more before the end
+    if (start + 12 > size || room < 4) break;
+    const unsigned long_kind = static_cast<unsigned>(rng() % 10);
+    std::size_t length = long_kind < 7 ? pick(4, 20) : long_kind < 9 ? pick(21, 300) : pick(301, 5000);
+    length = std::min(length, room);
+    for (std::size_t k = 0; k < literals; ++k) r.data.push_back(static_cast<std::uint8_t>(rng()));
+    const unsigned far_kind = static_cast<unsigned>(rng() % 10);
+    std::size_t offset = far_kind < 3 ? pick(1, 40) : far_kind < 7 ? pick(41, 4000) : pick(4001, 65535);
+    offset = std::min<std::size_t>(offset, std::min<std::size_t>(start, 65535));
+    const unsigned token = static_cast<unsigned>(std::min<std::size_t>(literals, 15) << 4 |
+                                                 std::min<std::size_t>(length - 4, 15));
+    r.block.push_back(static_cast<std::uint8_t>(token));
+    if (literals >= 15) put_length(r.block, literals - 15);
+    r.block.insert(r.block.end(), r.data.end() - static_cast<std::ptrdiff_t>(literals), r.data.end());
+    r.block.push_back(static_cast<std::uint8_t>(offset));
+    r.block.push_back(static_cast<std::uint8_t>(offset >> 8));
+    if (length - 4 >= 15) put_length(r.block, length - 4 - 15);
+    for (std::size_t k = 0; k < length; ++k) r.data.push_back(r.data[r.data.size() - offset]);
+  }
+  const std::size_t literals = size - r.data.size();  // the last sequence
+  r.block.push_back(static_cast<std::uint8_t>(std::min<std::size_t>(literals, 15) << 4));
+  if (literals >= 15) put_length(r.block, literals - 15);
+  for (std::size_t k = 0; k < literals; ++k) {
+    r.data.push_back(static_cast<std::uint8_t>(rng()));
+    r.block.push_back(r.data.back());
+  }
+  return r;
+}
+
 }  // namespace zarrkit::gpu::lz4_testing

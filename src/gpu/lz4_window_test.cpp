@@ -137,6 +137,27 @@ TEST(Lz4Window, LongRunsAndLongMatches) {
   }
 }
 
+// Random valid blocks (runs, overlapping and far matches, long lengths), as liblz4 reads them.
+TEST(Lz4Window, DecodesRandomSequences) {
+  std::mt19937_64 rng(17);
+  std::size_t sequences = 0;
+  for (int round = 0; round < 300; ++round) {
+    const std::size_t size = round % 10 == 0 ? 1 + rng() % 400000 : 1 + rng() % 20000;
+    const auto [block, data] = lz4_testing::random_block(rng, size);
+    Bytes expected;
+    ASSERT_TRUE(lz4_testing::liblz4_decodes(block, size, expected)) << "round " << round;
+    ASSERT_EQ(expected, data) << "round " << round;  // the generator writes valid blocks
+    sequences += block.size() < size;  // matches made it shorter
+    for (const Sizes sizes : kSizes) {
+      WindowDecode d(block, static_cast<std::size_t>(round) % 16, size, sizes);
+      ASSERT_EQ(d.run(), kDecodeOk) << "round " << round << " window " << sizes.window;
+      ASSERT_TRUE(std::equal(data.begin(), data.end(), d.output())) << "round " << round << " window " << sizes.window;
+      ASSERT_TRUE(d.guards_intact());
+    }
+  }
+  EXPECT_GT(sequences, 200u);
+}
+
 // The corrupted-block corpus: the same verdict as liblz4 (and the same status as the
 // warp-direct decoder), the same bytes when accepted, nothing written outside the output.
 TEST(Lz4Window, AgreesWithLiblz4OnCorruptBlocks) {
