@@ -129,7 +129,8 @@ constexpr std::uint32_t kRingBytes = 2048;
 // Streams at least this long take the direct decoder (none do: the planners stop at 2 GiB).
 constexpr std::uint32_t kMaxWindowStream = 0x80000000u;
 
-// Dynamic shared memory: the output window (window_bytes), then the input ring.
+// Dynamic shared memory: the output window (window_bytes), then the input ring (kRingBytes
+// and its mirror).
 __global__ void __launch_bounds__(kWarp)
     decode_streams_window_kernel(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
                                  std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* status,
@@ -172,7 +173,7 @@ __global__ void __launch_bounds__(kWarp)
   if (lane == 0 && result != kDecodeOk) record_failure(status, job.chunk, result);
 }
 
-std::uint32_t window_shared_bytes(std::uint32_t window_bytes) { return window_bytes + kRingBytes; }
+std::uint32_t window_shared_bytes(std::uint32_t window_bytes) { return window_bytes + kRingBytes + kRingMirror; }
 
 // The window kernel may use more than the default 48 KiB of dynamic shared memory, with as
 // much of each SM's L1 as shared memory as it allows; set once per process.

@@ -56,17 +56,21 @@ ZK_HD unsigned Bytes16::pair(std::uint32_t i) const {
 
 // ---- The compressed stream, staged through a ring ----------------------------------------
 //
-// The ring holds `ring_bytes` (a power of two, a multiple of 32) of the stream in two halves.
+// The ring holds `ring_bytes` (a power of two, a multiple of 32) of the stream in two halves,
+// and a copy of its first 16 bytes after its end (kRingMirror), so that 16 bytes read across
+// the wrap-around are consecutive in memory.
 // Positions are counted from the 16-byte boundary at or before the stream's first byte
 // (`shift` bytes before it), so that whole 16-byte pieces can be copied asynchronously.
 // [lo, landed) is in the ring and complete; [landed, pending) is being copied. A half is
 // refilled with the stream's next bytes once the parse has moved past it, and waited for
 // only when the parse gets near it. Bytes outside [lo, landed) are read from global memory,
 // so a read is always correct; the ring only makes it fast.
+constexpr std::uint32_t kRingMirror = 16;
+
 struct RingInput {
   const std::uint8_t* data;  // the stream (global memory on the device), below 2 GiB
   std::uint32_t size;
-  std::uint8_t* ring;  // shared memory on the device, 16-byte aligned
+  std::uint8_t* ring;  // ring_bytes + kRingMirror: shared memory on the device, 16-byte aligned
   std::uint32_t mask;  // ring_bytes - 1
   std::uint32_t half;  // ring_bytes / 2
   std::uint32_t shift;
@@ -110,11 +114,9 @@ struct RingInput {
   ZK_HD bool bytes16(std::uint32_t i, Bytes16& out) const {
     const std::uint32_t g = i + shift;
     if (g + 16 > fast_end) return false;
-    const std::uint32_t word_mask = mask >> 2;
-    const std::uint32_t first = g >> 2;
-    const auto* words = reinterpret_cast<const std::uint32_t*>(ring);
+    const auto* words = reinterpret_cast<const std::uint32_t*>(ring + (g & mask & ~3u));  // to the mirror's end
     std::uint32_t v[5];
-    for (unsigned k = 0; k < 5; ++k) v[k] = words[(first + k) & word_mask];
+    for (unsigned k = 0; k < 5; ++k) v[k] = words[k];
     const unsigned bits = 8 * (g & 3u);
     for (unsigned k = 0; k < 4; ++k) out.w[k] = funnel_right(v[k], v[k + 1], bits);
     return true;
@@ -170,22 +172,28 @@ struct RingInput {
     update();
   }
 
+  // Ring position `piece` (a multiple of 16) to `to`: 16 bytes asynchronously, or those of
+  // its bytes that lie in the stream (the first and last pieces) one by one.
+  ZK_HD void copy_piece(std::uint8_t* to, const std::uint8_t* base, std::uint32_t piece) const {
+    if (piece >= shift && end - piece >= 16) {
+#if defined(__CUDA_ARCH__)
+      __pipeline_memcpy_async(to, base + piece, 16);
+#else
+      std::memcpy(to, base + piece, 16);
+#endif
+      return;
+    }
+    for (std::uint32_t k = 0; k < 16; ++k) {
+      if (piece + k >= shift && piece + k < end) to[k] = static_cast<std::uint8_t>(load_global(piece + k - shift));
+    }
+  }
+
   // Starts copying ring positions [from, from + half) (those inside the stream).
   ZK_HD void issue(std::uint32_t from) {
     const std::uint8_t* base = data - shift;  // 16-byte aligned; only stream bytes are read
     for (std::uint32_t piece = from + 16 * lane; piece < from + half && piece < end; piece += 16 * width) {
-      std::uint8_t* to = ring + (piece & mask);
-      if (piece >= shift && end - piece >= 16) {
-#if defined(__CUDA_ARCH__)
-        __pipeline_memcpy_async(to, base + piece, 16);
-#else
-        std::memcpy(to, base + piece, 16);
-#endif
-      } else {
-        for (std::uint32_t k = 0; k < 16; ++k) {
-          if (piece + k >= shift && piece + k < end) to[k] = static_cast<std::uint8_t>(load_global(piece + k - shift));
-        }
-      }
+      copy_piece(ring + (piece & mask), base, piece);
+      if ((piece & mask) == 0) copy_piece(ring + mask + 1, base, piece);  // the mirror
     }
 #if defined(__CUDA_ARCH__)
     __pipeline_commit();

@@ -34,7 +34,7 @@ class WindowDecode {
 
   WindowDecode(const Bytes& block, std::size_t shift, std::size_t out_size, Sizes sizes)
       : input_(block.size() + shift + 16 + kGuard),
-        ring_(sizes.ring + kGuard, 0x11),
+        ring_(sizes.ring + kRingMirror + kGuard, 0x11),
         window_(sizes.window + kGuard, 0x22),
         out_(out_size + kGuard, 0xCD),
         shift_(shift),
@@ -59,7 +59,7 @@ class WindowDecode {
       }
       return true;
     };
-    return intact(out_, out_.size() - kGuard, 0xCD) && intact(ring_, sizes_.ring + offset_of(ring_), 0x11) &&
+    return intact(out_, out_.size() - kGuard, 0xCD) && intact(ring_, sizes_.ring + kRingMirror + offset_of(ring_), 0x11) &&
            intact(window_, sizes_.window + offset_of(window_), 0x22);
   }
 
@@ -196,7 +196,7 @@ TEST(Lz4Window, AgreesWithLiblz4OnCorruptBlocks) {
 TEST(Lz4Window, RingReadsAcrossTheWrap) {
   const Bytes data = lz4_testing::sample(1000, 3, 9);
   for (std::size_t shift = 0; shift < 16; ++shift) {
-    std::vector<std::uint8_t> input(data.size() + 32), ring(64 + 16);
+    std::vector<std::uint8_t> input(data.size() + 32), ring(64 + kRingMirror + 16);
     std::uint8_t* stream = input.data() + ((16 - (reinterpret_cast<std::uintptr_t>(input.data()) & 15u)) & 15u) + shift;
     std::memcpy(stream, data.data(), data.size());
     std::uint8_t* r = ring.data() + ((16 - (reinterpret_cast<std::uintptr_t>(ring.data()) & 15u)) & 15u);
