@@ -20,7 +20,8 @@ DecodeVariant choose_decode_variant(const StreamBatchShape& shape, const WindowR
   const std::uint64_t per_sm = (shape.streams + residency.sms - 1) / residency.sms;
   if (per_sm <= residency.per_sm_64) return DecodeVariant::kWindow64;
   if (per_sm <= residency.per_sm_32) return DecodeVariant::kWindow32;
-  return residency.per_sm_16 > 0 ? DecodeVariant::kWindow16 : DecodeVariant::kDirect;
+  if (per_sm <= residency.per_sm_16) return DecodeVariant::kWindow16;
+  return DecodeVariant::kDirect;  // more streams than window warps fit: the SMs are busy anyway
 }
 
 bool long_lz4_block_on_host(std::uint64_t block_bytes, std::uint64_t blocks_per_batch) {

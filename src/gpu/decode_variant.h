@@ -6,12 +6,15 @@
 // 128 KiB in chunks of 1 MiB and more, thousands per batch) keep the warp-direct kernel
 // (S7: 156 GB/s on 64 KiB chunks, 100 GB/s on 1 and 16 MiB), whose 64 warps per SM suit
 // their long literal runs and long matches. LZ4 blocks (numcodecs.lz4, raw LZ4) of tens of
-// KiB and more take the window kernels: a warp through shared memory decodes a block several times
-// faster than a warp reading global memory, and the window size trades the speed of each
-// warp (a smaller window sends more matches to global memory) against how many warps share
-// an SM: the largest window that still holds every stream of the batch at once.
+// KiB and more take a window kernel when the batch's streams all fit on the SMs at once: a
+// lone warp through shared memory decodes several times faster than one reading global
+// memory (latency-bound), and the window size trades the speed of each warp (a smaller
+// window sends more matches to global memory) against how many warps share an SM: the
+// largest window that still holds every stream. With more streams than that (thousands of
+// 64 or 256 KiB blocks) the SMs are busy issuing instructions either way, and the direct
+// kernel, with fewer instructions per sequence and 64 warps per SM, keeps them.
 // The thresholds are the predictions of bench/results/GPU.md, to be set from S7's
-// variant table.
+// variant table (zarrkit_s7_bench --variants all).
 #pragma once
 
 #include <cstdint>

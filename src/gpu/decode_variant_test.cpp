@@ -24,8 +24,15 @@ TEST(DecodeVariant, LongBlocksTakeTheLargestWindowThatHoldsTheBatch) {
   EXPECT_EQ(choose_decode_variant(lz4_blocks(256, 4u << 20), kH100), DecodeVariant::kWindow64);
   EXPECT_EQ(choose_decode_variant(lz4_blocks(396, 4u << 20), kH100), DecodeVariant::kWindow64);
   EXPECT_EQ(choose_decode_variant(lz4_blocks(397, 4u << 20), kH100), DecodeVariant::kWindow32);
+  EXPECT_EQ(choose_decode_variant(lz4_blocks(792, 1u << 20), kH100), DecodeVariant::kWindow32);
   EXPECT_EQ(choose_decode_variant(lz4_blocks(1024, 1u << 20), kH100), DecodeVariant::kWindow16);
-  EXPECT_EQ(choose_decode_variant(lz4_blocks(16384, 64u << 10), kH100), DecodeVariant::kWindow16);
+  EXPECT_EQ(choose_decode_variant(lz4_blocks(1584, 256u << 10), kH100), DecodeVariant::kWindow16);
+}
+
+TEST(DecodeVariant, MoreStreamsThanWindowWarpsStayDirect) {
+  EXPECT_EQ(choose_decode_variant(lz4_blocks(1585, 256u << 10), kH100), DecodeVariant::kDirect);
+  EXPECT_EQ(choose_decode_variant(lz4_blocks(4096, 256u << 10), kH100), DecodeVariant::kDirect);
+  EXPECT_EQ(choose_decode_variant(lz4_blocks(16384, 64u << 10), kH100), DecodeVariant::kDirect);
 }
 
 TEST(DecodeVariant, WithoutWindowResidencyStaysDirect) {
