@@ -6,8 +6,9 @@
 namespace zarrkit::gpu {
 namespace {
 
-// An H100's figures: 132 SMs; 3, 6 and 12 warps of the 64, 32 and 16 KiB windows per SM.
-constexpr WindowResidency kH100{132, 12, 6, 3};
+// An H100's figures: 132 SMs; 3, 6 and 11 warps of the 64, 32 and 16 KiB windows per SM
+// (228 KiB of shared memory per SM, 1 KiB of it reserved per thread block).
+constexpr WindowResidency kH100{132, 11, 6, 3};
 
 StreamBatchShape lz4_blocks(std::uint64_t count, std::uint64_t bytes) { return {count, count, count * bytes, false}; }
 
@@ -26,11 +27,11 @@ TEST(DecodeVariant, LongBlocksTakeTheLargestWindowThatHoldsTheBatch) {
   EXPECT_EQ(choose_decode_variant(lz4_blocks(397, 4u << 20), kH100), DecodeVariant::kWindow32);
   EXPECT_EQ(choose_decode_variant(lz4_blocks(792, 1u << 20), kH100), DecodeVariant::kWindow32);
   EXPECT_EQ(choose_decode_variant(lz4_blocks(1024, 1u << 20), kH100), DecodeVariant::kWindow16);
-  EXPECT_EQ(choose_decode_variant(lz4_blocks(1584, 256u << 10), kH100), DecodeVariant::kWindow16);
+  EXPECT_EQ(choose_decode_variant(lz4_blocks(1452, 256u << 10), kH100), DecodeVariant::kWindow16);
 }
 
 TEST(DecodeVariant, MoreStreamsThanWindowWarpsStayDirect) {
-  EXPECT_EQ(choose_decode_variant(lz4_blocks(1585, 256u << 10), kH100), DecodeVariant::kDirect);
+  EXPECT_EQ(choose_decode_variant(lz4_blocks(1453, 256u << 10), kH100), DecodeVariant::kDirect);
   EXPECT_EQ(choose_decode_variant(lz4_blocks(4096, 256u << 10), kH100), DecodeVariant::kDirect);
   EXPECT_EQ(choose_decode_variant(lz4_blocks(16384, 64u << 10), kH100), DecodeVariant::kDirect);
 }
