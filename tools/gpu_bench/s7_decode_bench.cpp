@@ -29,6 +29,7 @@
 #include <lz4.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -520,6 +521,7 @@ void run_case_on_gpu(Case& c, const Batch& b, std::size_t chunk_bytes, const std
     std::fflush(stdout);
     const pid_t pid = fork();
     if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // ends with the parent (a `timeout` around the benchmark)
       close(fds[0]);
       g_report_fd = fds[1];
       child_main(c.codec, b, chunk_bytes, original, todo, reps);
