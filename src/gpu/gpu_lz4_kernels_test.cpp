@@ -35,7 +35,8 @@ using lz4_testing::Bytes;
 
 constexpr DecodeVariant kVariants[] = {DecodeVariant::kDirect,   DecodeVariant::kDirectUncapped,
                                        DecodeVariant::kStaged,   DecodeVariant::kWindow16,
-                                       DecodeVariant::kWindow32, DecodeVariant::kWindow64};
+                                       DecodeVariant::kWindow32, DecodeVariant::kWindow64,
+                                       DecodeVariant::kThread};
 
 bool quick() {
   const char* v = std::getenv("ZARRKIT_GPU_TEST_QUICK");

@@ -121,6 +121,39 @@ __global__ void __launch_bounds__(kWarp* kStreamWarpsPerBlock, kMinBlocks)
   if (lane == 0 && result != kDecodeOk) record_failure(status, job.chunk, result);
 }
 
+// ---- Streams: one thread each ---------------------------------------------------------------
+
+constexpr unsigned kThreadStreamsPerBlock = 64;
+
+__global__ void __launch_bounds__(kThreadStreamsPerBlock)
+    decode_streams_thread_kernel(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
+                                 std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* status) {
+  const std::uint64_t t = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= count) return;
+  const StreamJob job = jobs[t];
+  if (*reinterpret_cast<const volatile std::int32_t*>(status + job.chunk) != kDecodeOk) return;
+  std::uint8_t* out = (job.to_scratch ? scratch : decoded) + job.dst;
+  const std::uint8_t* in = input + job.src;
+  std::int32_t result = kDecodeOk;
+  DirectInput reader{in};
+  switch (job.codec) {
+    case StreamCodec::kCopy:
+      if (job.src_size != job.dst_size) {
+        result = kDecodeWrongSize;
+      } else {
+        strided_copy_bytes(out, in, job.dst_size, 0, 1);
+      }
+      break;
+    case StreamCodec::kLz4:
+      result = lz4_decode(reader, job.src_size, out, job.dst_size, 0, 1);
+      break;
+    case StreamCodec::kBloscLz:
+      result = blosclz_decode(reader, job.src_size, out, job.dst_size, 0, 1);
+      break;
+  }
+  if (result != kDecodeOk) record_failure(status, job.chunk, result);
+}
+
 // ---- Streams through shared memory: one warp (one thread block) each ----------------------
 
 // Input ring of each warp (lz4_window.cuh): two halves of 1 KiB, each ~260 sequences of
@@ -434,6 +467,7 @@ const char* decode_variant_name(DecodeVariant variant) {
     case DecodeVariant::kWindow16: return "window16";
     case DecodeVariant::kWindow32: return "window32";
     case DecodeVariant::kWindow64: return "window64";
+    case DecodeVariant::kThread: return "thread";
   }
   return "?";
 }
@@ -473,6 +507,11 @@ cudaError_t launch_decode_streams(const StreamJob* jobs, std::uint32_t count, co
           jobs, count, input, decoded, scratch, chunk_status, window);
       break;
     }
+    case DecodeVariant::kThread:
+      decode_streams_thread_kernel<<<(count + kThreadStreamsPerBlock - 1) / kThreadStreamsPerBlock,
+                                     kThreadStreamsPerBlock, 0, stream>>>(jobs, count, input, decoded, scratch,
+                                                                          chunk_status);
+      break;
   }
   return cudaGetLastError();
 }

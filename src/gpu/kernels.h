@@ -74,15 +74,17 @@ constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
 // launch error (cudaSuccess when it was queued).
 //
 // Stream decode variants, compared in the S7 benchmark (docs/gpu.md, bench/results/GPU.md);
-// every one is one warp per stream:
+// all but kThread are one warp per stream:
 //   kDirect          reads the compressed stream and earlier output from global memory,
 //                    with a register cap for full occupancy (blosc's many short streams);
 //   kDirectUncapped  the same without the cap;
 //   kStaged          stages the compressed stream through 1 KiB of shared memory;
 //   kWindow16/32/64  LZ4 through shared memory (lz4_window.cuh): a ring of staged input and
 //                    the last 16/32/64 KiB of output, which matches read; one warp per
-//                    thread block, so the window size sets how many warps share an SM.
-enum class DecodeVariant { kDirect, kDirectUncapped, kStaged, kWindow16, kWindow32, kWindow64 };
+//                    thread block, so the window size sets how many warps share an SM;
+//   kThread          one thread per stream (the decoders at width 1): each warp instruction
+//                    serves 32 streams, at the price of 32 scattered addresses per access.
+enum class DecodeVariant { kDirect, kDirectUncapped, kStaged, kWindow16, kWindow32, kWindow64, kThread };
 const char* decode_variant_name(DecodeVariant variant);
 // Output bytes a window variant keeps in shared memory (0 for the others).
 std::uint32_t decode_window_bytes(DecodeVariant variant);

@@ -156,7 +156,7 @@ struct RingInput {
 
   // The parse has left the ring's first half (keep_g: the oldest byte still needed).
   ZK_HD void refill(std::uint32_t keep_g) {
-    lane_sync();  // every lane is done reading what is about to be overwritten
+    lane_sync(width);  // every lane is done reading what is about to be overwritten
     if (keep_g - lo >= 2 * half) {
       // The parse left the whole ring behind (a long literal run): start again from it.
       lo = keep_g & ~(half - 1);
@@ -202,7 +202,7 @@ struct RingInput {
 
   ZK_HD void wait() const {
     drain();
-    lane_sync();  // every lane's copies are visible to every lane
+    lane_sync(width);  // every lane's copies are visible to every lane
   }
 };
 
@@ -234,7 +234,7 @@ struct WindowOutput {
   template <typename Input>
   ZK_HD void literals(std::uint32_t op, Input& in, std::uint32_t from, std::uint32_t n, Bytes16 head, bool have_head,
                       std::uint32_t head_at, unsigned lane, unsigned width) const {
-    if (n > width) lane_sync();  // a long run may reach window bytes a lagging lane still reads
+    if (n > width) lane_sync(width);  // a long run may reach window bytes a lagging lane still reads
     if (have_head && from - head_at + n <= 16) {
       for (std::uint32_t k = lane; k < n; k += width) put(op + k, head.byte(from - head_at + k));
       return;
@@ -276,7 +276,7 @@ struct WindowOutput {
   // Writes a buffered output to global memory (every lane, after the last sequence).
   ZK_HD void finish(std::uint32_t size, unsigned lane, unsigned width) const {
     if (!buffered) return;
-    lane_sync();
+    lane_sync(width);
     const auto misalignment = reinterpret_cast<std::uintptr_t>(out) & 15u;
     if (misalignment == 0) {
       const std::uint32_t words = size / 16;
@@ -376,7 +376,7 @@ ZK_HD std::int32_t lz4_decode_window(Input& in, std::uint32_t in_size, WindowOut
     }
     out.literals(op, in, literals_at, literals, head, have_head, token_at, lane, width);
     op += literals;
-    lane_sync();  // the match reads bytes other lanes wrote
+    lane_sync(width);  // the match reads bytes other lanes wrote
     out.match(op, offset, length, lane, width);
     op += length;
     head = next_head;

@@ -12,7 +12,8 @@
 //   gzip 1     gzip members (libdeflate): nvCOMP Gzip | libdeflate on every host thread
 // zarrkit's GPU figure is the kernel the read path picks for the batch ("auto",
 // gpu/decode_variant.h); --variants all also times every stream-decode kernel variant
-// (kernels.h, DecodeVariant) on the same chunks, so one run says which design wins where.
+// (kernels.h, DecodeVariant: direct, direct-uncapped, staged, window16/32/64, thread) on the
+// same chunks, so one run says which design wins where.
 //
 // Every GPU output is poisoned, decoded and compared with the original before it is timed;
 // a variant whose output or status differs is reported as MISMATCH (and the exit status is
@@ -70,7 +71,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr DecodeVariant kAllVariants[] = {DecodeVariant::kDirect,   DecodeVariant::kDirectUncapped,
                                           DecodeVariant::kStaged,   DecodeVariant::kWindow16,
-                                          DecodeVariant::kWindow32, DecodeVariant::kWindow64};
+                                          DecodeVariant::kWindow32, DecodeVariant::kWindow64,
+                                          DecodeVariant::kThread};
 
 // Child processes report on this descriptor; -1 in the parent.
 int g_report_fd = -1;
