@@ -35,10 +35,12 @@ enum DecodeStatus : std::int32_t {
   kDecodeChecksumMismatch = 3,
 };
 
-// Makes the lanes' earlier writes visible to each other (a no-op on the host).
-ZK_HD void lane_sync() {
+// Makes the lanes' earlier writes visible to each other: a warp barrier when `width` lanes
+// of a warp share the work; a no-op for one lane (a thread decoding a stream alone, and the
+// host).
+ZK_HD void lane_sync([[maybe_unused]] unsigned width) {
 #if defined(__CUDA_ARCH__)
-  __syncwarp();
+  if (width > 1) __syncwarp();
 #endif
 }
 
@@ -159,7 +161,7 @@ ZK_HD std::int32_t lz4_decode(Input& in, std::uint32_t in_size, std::uint8_t* ou
     }
     length += 4;
     if (length > out_size - op || out_size - op - length < 5) return kDecodeCorrupt;
-    lane_sync();  // the match reads bytes other lanes wrote
+    lane_sync(width);  // the match reads bytes other lanes wrote
     lane_match(out + op, offset, length, lane, width);
     op += length;
   }
@@ -215,7 +217,7 @@ ZK_HD std::int32_t blosclz_decode(Input& in, std::uint32_t in_size, std::uint8_t
       if (distance > op || length > out_size - op) return kDecodeCorrupt;
       const bool more = ip < in_size;
       if (more) ctrl = in(ip++);
-      lane_sync();
+      lane_sync(width);
       lane_match(out + op, distance, length, lane, width);
       op += length;
       if (!more) break;

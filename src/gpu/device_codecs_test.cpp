@@ -4,7 +4,6 @@
 
 #include <blosc.h>
 #include <lz4.h>
-#include <lz4hc.h>
 
 #include <cmath>
 #include <cstring>
@@ -17,59 +16,18 @@
 #include "codecs/crc32c.h"
 #include "gpu/chunk_plan.h"
 #include "gpu/lz4_encode.cuh"
+#include "gpu/lz4_test_blocks.h"
 #include "gpu/write_frames.cuh"
 
 namespace zarrkit::gpu {
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
-
-// Data of a few kinds: smooth values with noise (typical arrays), runs, text-like repeats
-// and uniform noise (incompressible).
-Bytes sample(std::size_t size, int kind, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  Bytes out(size);
-  switch (kind % 4) {
-    case 0: {  // float32 field + noise
-      for (std::size_t i = 0; i + 4 <= size; i += 4) {
-        const float v = static_cast<float>(std::sin(static_cast<double>(i) * 1e-3) * 100.0 +
-                                           static_cast<double>(rng() % 16) * 0.01);
-        std::memcpy(out.data() + i, &v, 4);
-      }
-      for (std::size_t i = size / 4 * 4; i < size; ++i) out[i] = static_cast<std::uint8_t>(i);
-      break;
-    }
-    case 1:
-      for (std::size_t i = 0; i < size; ++i) out[i] = static_cast<std::uint8_t>((i / 97) % 3);
-      break;
-    case 2: {
-      const char* words[] = {"zarr ", "chunk ", "decode ", "gpu ", "warp "};
-      std::size_t i = 0;
-      while (i < size) {
-        const char* w = words[rng() % 5];
-        for (const char* p = w; *p && i < size; ++p) out[i++] = static_cast<std::uint8_t>(*p);
-      }
-      break;
-    }
-    default:
-      for (auto& b : out) b = static_cast<std::uint8_t>(rng());
-  }
-  return out;
-}
+using lz4_testing::Bytes;
+using lz4_testing::has_zero_offset;
+using lz4_testing::lz4_compress;
+using lz4_testing::sample;
 
 // ---- LZ4 ----------------------------------------------------------------------------------
-
-Bytes lz4_compress(const Bytes& in, bool high) {
-  Bytes out(static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(in.size()))));
-  const int n = high ? LZ4_compress_HC(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
-                                       static_cast<int>(in.size()), static_cast<int>(out.size()), 9)
-                     : LZ4_compress_default(reinterpret_cast<const char*>(in.data()),
-                                            reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()),
-                                            static_cast<int>(out.size()));
-  EXPECT_GT(n, 0);
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
 
 TEST(DeviceLz4, DecodesWhatLz4Encodes) {
   for (std::size_t size : {0u, 1u, 5u, 12u, 13u, 64u, 1000u, 65536u, 1u << 20}) {
@@ -87,43 +45,13 @@ TEST(DeviceLz4, DecodesWhatLz4Encodes) {
   }
 }
 
-// True when the block's sequences reach a match with offset 0.
-bool has_zero_offset(const Bytes& block) {
-  std::size_t ip = 0;
-  while (ip < block.size()) {
-    const unsigned token = block[ip++];
-    std::size_t literals = token >> 4;
-    if (literals == 15) {
-      unsigned b = 255;
-      while (b == 255 && ip < block.size()) literals += (b = block[ip++]);
-    }
-    ip += literals;
-    if (ip + 2 > block.size()) return false;
-    if ((block[ip] | block[ip + 1] << 8) == 0) return true;
-    ip += 2;
-    if ((token & 15u) == 15) {
-      unsigned b = 255;
-      while (b == 255 && ip < block.size()) b = block[ip++];
-    }
-  }
-  return false;
-}
-
 // Mutated blocks: whenever liblz4 decodes to exactly the expected size, we must produce the
 // same bytes; whenever it refuses, so must we; and no write may leave the output.
 TEST(DeviceLz4, AgreesWithLiblz4OnCorruptBlocks) {
   std::mt19937_64 rng(42);
   int accepted = 0, refused = 0;
   for (int round = 0; round < 3000; ++round) {
-    const std::size_t size = 1 + rng() % 5000;
-    const Bytes data = sample(size, static_cast<int>(rng() % 4), rng());
-    Bytes packed = lz4_compress(data, rng() % 2 == 0);
-    switch (rng() % 4) {
-      case 0: packed[rng() % packed.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;
-      case 1: packed.resize(rng() % packed.size()); break;
-      case 2: packed[rng() % packed.size()] = static_cast<std::uint8_t>(rng()); break;
-      default: packed.push_back(static_cast<std::uint8_t>(rng())); break;
-    }
+    const auto [packed, size] = lz4_testing::mutated_block(rng);
     Bytes expected(size + 64, 0), ours(size + 64, 0xCD);
     const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(packed.data()),
                                       reinterpret_cast<char*>(expected.data()), static_cast<int>(packed.size()),

@@ -21,6 +21,7 @@
 #include "gpu/batch_support.h"
 #include "gpu/chunk_plan.h"
 #include "gpu/cuda_check.h"
+#include "gpu/decode_variant.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/kernels.h"
 #include "gpu/nvcomp_runtime.h"
@@ -121,6 +122,9 @@ class DeviceReader {
     fill_.assign(fill.begin(), fill.end());
     slot_bytes_ = align_up(chain_.chunk_bytes);
     per_batch_ = std::clamp<std::uint64_t>(g_batch_budget.load() / slot_bytes_, 1, 16384);
+    chunks_per_batch_ = std::min(per_batch_, plan_.num_tasks());
+    blosc_ = std::any_of(chain_.gpu_stages.begin(), chain_.gpu_stages.end(),
+                         [](const GpuStage& s) { return s.kind == GpuStageKind::kBlosc; });
     if (std::min(per_batch_, plan_.num_tasks()) >= nvcomp_min_chunks()) nvcomp_codec_ = nvcomp_codec_for(chain_);
   }
 
@@ -208,15 +212,25 @@ class DeviceReader {
     return name == "zstd" ? NvcompCodec::kZstd : NvcompCodec::kGzip;
   }
 
-  // One warp decodes one compressed stream at a few tens of MB/s: a chunk that is one long
-  // LZ4 block (numcodecs.lz4 or raw LZ4 of more than kLongStreamBytes) decodes faster on the
-  // host's threads, in the host phase, than as one of the few streams of its batch
-  // (measured on an H100: 64 blocks of 16 MiB, 1.3 GB/s on the GPU; 16 threads, 22 GB/s).
-  static constexpr std::uint32_t kLongStreamBytes = 512u << 10;
-  static bool has_long_stream(const ChunkJobs& jobs) {
-    return std::any_of(jobs.streams.begin(), jobs.streams.end(), [](const StreamJob& s) {
-      return s.codec != StreamCodec::kCopy && s.dst_size > kLongStreamBytes;
+  // Long LZ4 blocks in batches too small to keep the GPU busy decode on the host
+  // (decode_variant.h).
+  bool has_long_stream(const ChunkJobs& jobs) const {
+    return std::any_of(jobs.streams.begin(), jobs.streams.end(), [&](const StreamJob& s) {
+      return s.codec != StreamCodec::kCopy && long_lz4_block_on_host(s.dst_size, chunks_per_batch_);
     });
+  }
+
+  // The window kernels' residency on this device, asked once (none: the direct kernel).
+  static const WindowResidency& window_residency() {
+    static const WindowResidency residency = [] {
+      WindowResidency r;
+      if (query_window_residency(r) != cudaSuccess) {
+        cudaGetLastError();
+        r = WindowResidency{};
+      }
+      return r;
+    }();
+    return residency;
   }
 
   // One stored (inner) chunk: CPU-only codecs, then the GPU's job tables (or the whole
@@ -549,9 +563,11 @@ class DeviceReader {
                              static_cast<std::uint32_t>(segment_jobs.size()), input,
                              reinterpret_cast<std::uint32_t*>(slot.partial.ptr), status, stream),
                "launching the crc32c kernels");
+    const DecodeVariant variant = choose_decode_variant(shape_of(streams, blosc_), window_residency());
+    if (decode_window_bytes(variant) > 0) read_stats().batches_window_decoded.fetch_add(1);
     check_cuda(launch_decode_streams(reinterpret_cast<const StreamJob*>(t + at_streams),
                                      static_cast<std::uint32_t>(streams.size()), input, decoded, scratch, status,
-                                     stream),
+                                     stream, variant),
                "launching the decode kernel");
     check_cuda(launch_unshuffle_blocks(reinterpret_cast<const BlockJob*>(t + at_blocks),
                                        static_cast<std::uint32_t>(blocks.size()), scratch, decoded, status, stream),
@@ -680,6 +696,8 @@ class DeviceReader {
   std::vector<std::byte> fill_;
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t per_batch_ = 1;
+  std::uint64_t chunks_per_batch_ = 1;  // in a full batch of this request
+  bool blosc_ = false;                  // the GPU decodes blosc chunks (its streams are splits)
   std::uint64_t next_arena_size_ = 0;
   std::optional<NvcompCodec> nvcomp_codec_;
   std::vector<Slot> slots_ = std::vector<Slot>(g_pipeline_depth.load());

@@ -1,30 +1,50 @@
 // zarrkit_s7_bench: scenario S7 of BENCHMARKS.md, kernel-only batched decode, zarrkit's
 // kernels against nvCOMP's batched decoders on the same chunks in the same device buffers.
 //
-//   zarrkit_s7_bench [--total-mib 1024] [--reps 10] [--chunk-kib 64,1024,16384] [--json FILE]
+//   zarrkit_s7_bench [--total-mib 1024] [--reps 10] [--chunk-kib 64,1024,16384]
+//                    [--codecs lz4,blosc-lz4,zstd,gzip] [--blosc-chunk-kib A,B]
+//                    [--variants auto|all|direct,window64,...] [--json FILE]
 //
 // Data: family N (smooth field + noise rounded to 1/64, float32). For each chunk size:
-//   lz4        raw LZ4 blocks (liblz4), one per chunk: zarrkit's decode kernel | nvCOMP LZ4
+//   lz4        raw LZ4 blocks (liblz4), one per chunk: zarrkit's kernels | nvCOMP LZ4
 //   blosc-lz4  c-blosc lz4 + byte shuffle (zarrkit only: nvCOMP has no blosc decoder)
 //   zstd 1     zstd frames: nvCOMP Zstd | libzstd on every host thread (zarrkit's path)
 //   gzip 1     gzip members (libdeflate): nvCOMP Gzip | libdeflate on every host thread
-// Each GPU output is poisoned, decoded and compared with the original before it is timed;
-// times are CUDA events around the decode launches only (median of --reps after 2 warm-ups).
-// nvCOMP is loaded at run time (gpu/nvcomp_runtime.h); without it those columns stay empty.
+// zarrkit's GPU figure is the kernel the read path picks for the batch ("auto",
+// gpu/decode_variant.h); --variants all also times every stream-decode kernel variant
+// (kernels.h, DecodeVariant: direct, direct-uncapped, staged, window16/32/64, thread) on the
+// same chunks, so one run says which design wins where.
+//
+// Every GPU output is poisoned, decoded and compared with the original before it is timed;
+// a variant whose output or status differs is reported as MISMATCH (and the exit status is
+// 3) and not timed. Times are CUDA events around the decode launches only: the median of
+// at least 3 and at most --reps runs after a warm-up (fewer than --reps when the runs of one
+// variant pass 2 s). CPU: the same chunks with the CPU libraries on every host thread.
+//
+// The GPU work of each chunk size runs in a child process (the parent never touches CUDA),
+// so that a variant that faults or hangs (60 s without progress) is reported and the run
+// goes on with the others.
 #include <blosc.h>
 #include <cuda_runtime.h>
 #include <libdeflate.h>
 #include <lz4.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -35,6 +55,7 @@
 #include <fmt/format.h>
 
 #include "gpu/chunk_plan.h"
+#include "gpu/decode_variant.h"
 #include "gpu/kernels.h"
 #include "gpu/nvcomp_runtime.h"
 #include "zarrkit/gpu.h"
@@ -42,10 +63,24 @@
 namespace {
 
 using namespace zarrkit;
+using gpu::DecodeVariant;
 using gpu::Nvcomp;
 using gpu::NvcompCodec;
 using gpu::nvcomp_codec_name;
 using Clock = std::chrono::steady_clock;
+
+constexpr DecodeVariant kAllVariants[] = {DecodeVariant::kDirect,   DecodeVariant::kDirectUncapped,
+                                          DecodeVariant::kStaged,   DecodeVariant::kWindow16,
+                                          DecodeVariant::kWindow32, DecodeVariant::kWindow64,
+                                          DecodeVariant::kThread};
+
+// Child processes report on this descriptor; -1 in the parent.
+int g_report_fd = -1;
+
+void report(const std::string& line) {
+  const std::string l = line + "\n";
+  if (write(g_report_fd, l.data(), l.size()) < 0) std::_Exit(4);
+}
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -86,25 +121,53 @@ std::vector<float> family_n(std::size_t n) {
   return out;
 }
 
-// One GPU-timed operation: median seconds of `reps` runs of `run` (after 2 warm-ups).
-double time_events(int reps, const std::function<void()>& run) {
+struct Timing {
+  double seconds = 0;
+  int runs = 0;
+};
+
+// Median of CUDA-event timings of `run`: one warm-up, then at least 3 and at most `reps`
+// runs, stopping after 3 once the runs have taken 2 s.
+Timing time_events(int reps, const std::function<void()>& run) {
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "event");
   check(cudaEventCreate(&stop), "event");
   std::vector<double> times;
-  for (int r = 0; r < reps + 2; ++r) {
+  double spent = 0;
+  for (int r = 0; r < reps + 1; ++r) {
     check(cudaEventRecord(start, nullptr), "event");
     run();
     check(cudaEventRecord(stop, nullptr), "event");
     check(cudaEventSynchronize(stop), "event");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, start, stop), "event");
-    if (r >= 2) times.push_back(ms / 1e3);
+    if (r == 0) continue;
+    times.push_back(ms / 1e3);
+    spent += ms / 1e3;
+    if (times.size() >= 3 && spent > 2.0) break;
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  return median(times);
+  return {median(times), static_cast<int>(times.size())};
 }
+
+// One run of `run` between CUDA events, in seconds (the checked first run: a variant whose
+// first run takes over 2 s is not run again, to keep the benchmark's time bounded).
+double time_once(const std::function<void()>& run) {
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  check(cudaEventRecord(start, nullptr), "event");
+  run();
+  check(cudaEventRecord(stop, nullptr), "event");
+  check(cudaEventSynchronize(stop), "event");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, start, stop), "event");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / 1e3;
+}
+constexpr double kSlowFirstRun = 2.0;
 
 double time_host(const std::function<void()>& run) {
   std::vector<double> t;
@@ -119,14 +182,6 @@ double time_host(const std::function<void()>& run) {
 struct Batch {
   std::vector<std::vector<std::uint8_t>> chunks;
   std::uint64_t compressed = 0;
-};
-
-struct Row {
-  std::string codec;
-  std::size_t chunk_kib = 0, chunks = 0;
-  double ratio = 0;
-  std::optional<double> zarrkit_gbs, nvcomp_gbs, cpu_gbs;
-  std::string note;
 };
 
 // The compressed chunks laid out back to back on the device (256-byte aligned), with
@@ -182,25 +237,38 @@ struct DeviceBatch {
   DeviceBatch& operator=(const DeviceBatch&) = delete;
 };
 
-bool output_matches(const DeviceBatch& d, const std::vector<float>& original, std::size_t bytes) {
+// "" when the device output equals the original, else where it first differs.
+std::string output_difference(const DeviceBatch& d, const std::vector<float>& original, std::size_t bytes,
+                              std::size_t chunk_bytes) {
   std::vector<std::uint8_t> back(bytes);
   check(cudaMemcpy(back.data(), d.output, bytes, cudaMemcpyDeviceToHost), "copy");
-  return std::memcmp(back.data(), original.data(), bytes) == 0;
+  const auto* want = reinterpret_cast<const std::uint8_t*>(original.data());
+  if (std::memcmp(back.data(), want, bytes) == 0) return "";
+  const auto at = static_cast<std::size_t>(std::mismatch(back.begin(), back.end(), want).first - back.begin());
+  return fmt::format("output differs from the original first at chunk {} byte {}", at / chunk_bytes, at % chunk_bytes);
 }
 
-// nvCOMP on the batch: checked, then timed. nullopt (with a note) when it is missing or fails.
-std::optional<double> run_nvcomp(NvcompCodec codec, const DeviceBatch& d, std::size_t count, std::size_t chunk_bytes,
-                                 const std::vector<float>& original, int reps, std::string& note) {
+// One measured line of a child: GB/s, or why there is none.
+struct Measured {
+  std::optional<double> gbs;
+  int runs = 0;
+  std::string problem;  // "" or MISMATCH ..., or why nvCOMP could not run
+};
+
+// nvCOMP on the batch: checked, then timed.
+Measured run_nvcomp(NvcompCodec codec, const DeviceBatch& d, std::size_t count, std::size_t chunk_bytes,
+                    const std::vector<float>& original, int reps) {
+  Measured m;
   const Nvcomp* nv = Nvcomp::get();
   if (nv == nullptr) {
-    note = Nvcomp::reason();
-    return std::nullopt;
+    m.problem = "nvCOMP not loaded: " + Nvcomp::reason();
+    return m;
   }
   const std::size_t total = count * chunk_bytes;
   const std::size_t temp_bytes = nv->temp_bytes(codec, count, chunk_bytes, total);
   if (temp_bytes == static_cast<std::size_t>(-1)) {
-    note = fmt::format("nvCOMP {}: no temp size for {} KiB chunks", nvcomp_codec_name(codec), chunk_bytes >> 10);
-    return std::nullopt;
+    m.problem = fmt::format("nvCOMP {}: no temp size for {} KiB chunks", nvcomp_codec_name(codec), chunk_bytes >> 10);
+    return m;
   }
   void* temp = nullptr;
   check(cudaMalloc(&temp, std::max<std::size_t>(temp_bytes, 1)), "malloc");
@@ -210,93 +278,116 @@ std::optional<double> run_nvcomp(NvcompCodec codec, const DeviceBatch& d, std::s
                                    temp_bytes, d.d_out_ptrs, d.d_status, nullptr);
   };
   check(cudaMemset(d.output, 0xA5, total), "memset");
-  run();
+  const double first = time_once(run);
   check(cudaDeviceSynchronize(), "nvCOMP decode");
   std::vector<int> status(count);
   check(cudaMemcpy(status.data(), d.d_status, count * sizeof(int), cudaMemcpyDeviceToHost), "copy");
   const auto bad = std::count_if(status.begin(), status.end(), [](int s) { return s != 0; });
-  std::optional<double> result;
   if (launch_status != 0 || bad != 0) {
-    note = fmt::format("nvCOMP {}: launch status {}, {} chunks failed (first status {})", nvcomp_codec_name(codec),
-                       launch_status, bad, bad ? *std::find_if(status.begin(), status.end(), [](int s) { return s != 0; }) : 0);
-  } else if (!output_matches(d, original, total)) {
-    note = fmt::format("nvCOMP {}: output differs from the original", nvcomp_codec_name(codec));
+    m.problem = fmt::format("nvCOMP {}: launch status {}, {} chunks failed", nvcomp_codec_name(codec), launch_status, bad);
+  } else if (std::string diff = output_difference(d, original, total, chunk_bytes); !diff.empty()) {
+    m.problem = fmt::format("MISMATCH nvCOMP {}: {}", nvcomp_codec_name(codec), diff);
   } else {
-    result = static_cast<double>(total) / time_events(reps, run) / 1e9;
+    const Timing t = first > kSlowFirstRun ? Timing{first, 1} : time_events(reps, run);
+    m.gbs = static_cast<double>(total) / t.seconds / 1e9;
+    m.runs = t.runs;
   }
   cudaFree(temp);
-  return result;
+  return m;
 }
 
-// zarrkit's kernels on LZ4 blocks or blosc chunks: checked, then timed.
-double run_zarrkit(bool blosc_chunks, const Batch& b, const DeviceBatch& d, std::size_t chunk_bytes,
-                   const std::vector<float>& original, int reps, std::size_t& stream_count) {
-  const std::size_t count = b.chunks.size(), total = count * chunk_bytes;
+// zarrkit's job tables for LZ4 blocks or blosc chunks, on the device.
+struct ZarrkitJobs {
   std::vector<gpu::StreamJob> streams;
   std::vector<gpu::BlockJob> blocks;
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto& chunk = b.chunks[i];
-    if (!blosc_chunks) {
-      streams.push_back({d.offsets[i], i * chunk_bytes, static_cast<std::uint32_t>(chunk.size()),
-                         static_cast<std::uint32_t>(chunk_bytes), static_cast<std::uint32_t>(i), gpu::StreamCodec::kLz4,
-                         0});
-      continue;
-    }
-    auto jobs = gpu::plan_blosc_chunk({reinterpret_cast<const std::byte*>(chunk.data()), chunk.size()},
-                                      SizeBound{chunk_bytes, true});
-    if (!jobs) {
-      std::cerr << "blosc chunk " << i << " not plannable\n";
-      std::exit(2);
-    }
-    for (auto s : jobs->streams) {
-      s.src += d.offsets[i];
-      s.dst += i * chunk_bytes;
-      s.chunk = static_cast<std::uint32_t>(i);
-      streams.push_back(s);
-    }
-    for (auto k : jobs->blocks) {
-      k.offset += i * chunk_bytes;
-      k.chunk = static_cast<std::uint32_t>(i);
-      blocks.push_back(k);
-    }
-  }
-  stream_count = streams.size();
   gpu::StreamJob* d_streams = nullptr;
   gpu::BlockJob* d_blocks = nullptr;
   std::uint8_t* scratch = nullptr;
   std::int32_t* status = nullptr;
-  check(cudaMalloc(&d_streams, streams.size() * sizeof(gpu::StreamJob)), "malloc");
-  check(cudaMalloc(&d_blocks, std::max<std::size_t>(1, blocks.size()) * sizeof(gpu::BlockJob)), "malloc");
-  check(cudaMalloc(&scratch, blocks.empty() ? 1 : total), "malloc");
-  check(cudaMalloc(&status, count * sizeof(std::int32_t)), "malloc");
-  check(cudaMemcpy(d_streams, streams.data(), streams.size() * sizeof(gpu::StreamJob), cudaMemcpyHostToDevice), "copy");
-  if (!blocks.empty()) {
-    check(cudaMemcpy(d_blocks, blocks.data(), blocks.size() * sizeof(gpu::BlockJob), cudaMemcpyHostToDevice), "copy");
+  std::size_t count = 0;
+
+  ZarrkitJobs(bool blosc_chunks, const Batch& b, const DeviceBatch& d, std::size_t chunk_bytes) {
+    count = b.chunks.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto& chunk = b.chunks[i];
+      if (!blosc_chunks) {
+        streams.push_back({d.offsets[i], i * chunk_bytes, static_cast<std::uint32_t>(chunk.size()),
+                           static_cast<std::uint32_t>(chunk_bytes), static_cast<std::uint32_t>(i),
+                           gpu::StreamCodec::kLz4, 0});
+        continue;
+      }
+      auto jobs = gpu::plan_blosc_chunk({reinterpret_cast<const std::byte*>(chunk.data()), chunk.size()},
+                                        SizeBound{chunk_bytes, true});
+      if (!jobs) {
+        std::cerr << "blosc chunk " << i << " not plannable\n";
+        std::exit(2);
+      }
+      for (auto s : jobs->streams) {
+        s.src += d.offsets[i];
+        s.dst += i * chunk_bytes;
+        s.chunk = static_cast<std::uint32_t>(i);
+        streams.push_back(s);
+      }
+      for (auto k : jobs->blocks) {
+        k.offset += i * chunk_bytes;
+        k.chunk = static_cast<std::uint32_t>(i);
+        blocks.push_back(k);
+      }
+    }
+    check(cudaMalloc(&d_streams, streams.size() * sizeof(gpu::StreamJob)), "malloc");
+    check(cudaMalloc(&d_blocks, std::max<std::size_t>(1, blocks.size()) * sizeof(gpu::BlockJob)), "malloc");
+    check(cudaMalloc(&scratch, blocks.empty() ? 1 : count * chunk_bytes), "malloc");
+    check(cudaMalloc(&status, count * sizeof(std::int32_t)), "malloc");
+    check(cudaMemcpy(d_streams, streams.data(), streams.size() * sizeof(gpu::StreamJob), cudaMemcpyHostToDevice),
+          "copy");
+    if (!blocks.empty()) {
+      check(cudaMemcpy(d_blocks, blocks.data(), blocks.size() * sizeof(gpu::BlockJob), cudaMemcpyHostToDevice), "copy");
+    }
   }
+  ~ZarrkitJobs() {
+    cudaFree(d_streams);
+    cudaFree(d_blocks);
+    cudaFree(scratch);
+    cudaFree(status);
+  }
+  ZarrkitJobs(const ZarrkitJobs&) = delete;
+  ZarrkitJobs& operator=(const ZarrkitJobs&) = delete;
+};
+
+// One variant of zarrkit's kernels on the batch: checked, then timed.
+Measured run_variant(DecodeVariant variant, const ZarrkitJobs& z, const DeviceBatch& d, std::size_t chunk_bytes,
+                     const std::vector<float>& original, int reps) {
+  Measured m;
+  const std::size_t total = z.count * chunk_bytes;
   auto run = [&] {
-    check(cudaMemsetAsync(status, 0, count * sizeof(std::int32_t), nullptr), "memset");
-    check(gpu::launch_decode_streams(d_streams, static_cast<std::uint32_t>(streams.size()), d.input, d.output, scratch,
-                                     status, nullptr),
+    check(cudaMemsetAsync(z.status, 0, z.count * sizeof(std::int32_t), nullptr), "memset");
+    check(gpu::launch_decode_streams(z.d_streams, static_cast<std::uint32_t>(z.streams.size()), d.input, d.output,
+                                     z.scratch, z.status, nullptr, variant),
           "decode");
-    check(gpu::launch_unshuffle_blocks(d_blocks, static_cast<std::uint32_t>(blocks.size()), scratch, d.output, status,
-                                       nullptr),
+    check(gpu::launch_unshuffle_blocks(z.d_blocks, static_cast<std::uint32_t>(z.blocks.size()), z.scratch, d.output,
+                                       z.status, nullptr),
           "unshuffle");
   };
   check(cudaMemset(d.output, 0xA5, total), "memset");
-  run();
+  const double first = time_once(run);
   check(cudaDeviceSynchronize(), "zarrkit decode");
-  std::vector<std::int32_t> st(count);
-  check(cudaMemcpy(st.data(), status, count * 4, cudaMemcpyDeviceToHost), "copy");
-  if (std::any_of(st.begin(), st.end(), [](std::int32_t s) { return s != 0; }) || !output_matches(d, original, total)) {
-    std::cerr << "zarrkit decode of " << (blosc_chunks ? "blosc" : "LZ4") << " chunks differs from the original\n";
-    std::exit(3);
+  std::vector<std::int32_t> st(z.count);
+  check(cudaMemcpy(st.data(), z.status, z.count * 4, cudaMemcpyDeviceToHost), "copy");
+  const auto failed = std::find_if(st.begin(), st.end(), [](std::int32_t s) { return s != 0; });
+  if (failed != st.end()) {
+    m.problem = fmt::format("MISMATCH {}: chunk {} has status {} ({} chunks failed)", gpu::decode_variant_name(variant),
+                            failed - st.begin(), *failed,
+                            std::count_if(st.begin(), st.end(), [](std::int32_t s) { return s != 0; }));
+    return m;
   }
-  const double seconds = time_events(reps, run);
-  cudaFree(d_streams);
-  cudaFree(d_blocks);
-  cudaFree(scratch);
-  cudaFree(status);
-  return static_cast<double>(total) / seconds / 1e9;
+  if (std::string diff = output_difference(d, original, total, chunk_bytes); !diff.empty()) {
+    m.problem = fmt::format("MISMATCH {}: {}", gpu::decode_variant_name(variant), diff);
+    return m;
+  }
+  const Timing t = first > kSlowFirstRun ? Timing{first, 1} : time_events(reps, run);
+  m.gbs = static_cast<double>(total) / t.seconds / 1e9;
+  m.runs = t.runs;
+  return m;
 }
 
 Batch compress(const std::string& codec, const std::vector<float>& original, std::size_t count, std::size_t chunk_bytes) {
@@ -327,8 +418,10 @@ Batch compress(const std::string& codec, const std::vector<float>& original, std
   return b;
 }
 
-// The same chunks decoded on the host with every thread (what zarrkit does for zstd/gzip).
-double run_cpu(const std::string& codec, const Batch& b, std::size_t chunk_bytes) {
+// The same chunks decoded on the host with every thread (what zarrkit does for zstd/gzip);
+// nullopt when a chunk does not decode to its original.
+std::optional<double> run_cpu(const std::string& codec, const Batch& b, std::size_t chunk_bytes,
+                              const std::vector<float>& original) {
   const std::size_t count = b.chunks.size();
   std::vector<std::uint8_t> out(count * chunk_bytes);
   auto one = [&](std::size_t i) {
@@ -348,11 +441,189 @@ double run_cpu(const std::string& codec, const Batch& b, std::size_t chunk_bytes
     }
   };
   const double seconds = time_host([&] { parallel(count, kThreads, one); });
+  if (std::memcmp(out.data(), original.data(), out.size()) != 0) return std::nullopt;
   return static_cast<double>(count * chunk_bytes) / seconds / 1e9;
+}
+
+// ---- One case (codec x chunk size) in a child process -------------------------------------
+//
+// The child reports lines on its pipe:
+//   device <SMs> <per-SM warps of window16 window32 window64> <name>
+//   streams <n>
+//   auto <variant>
+//   start <name>
+//   done <name> <GB/s or -> <runs> <problem or nothing>
+
+struct Case {
+  std::string codec;
+  std::size_t kib = 0, chunks = 0;
+  double ratio = 0;
+  std::optional<double> cpu_gbs;
+  std::size_t streams = 0;
+  std::string auto_variant;
+  std::map<std::string, Measured> measured;  // by variant name, "nvcomp" for nvCOMP
+  std::vector<std::string> order;
+};
+
+struct DeviceInfo {
+  std::string name;
+  gpu::WindowResidency residency;
+};
+
+void child_main(const std::string& codec, const Batch& b, std::size_t chunk_bytes, const std::vector<float>& original,
+                const std::vector<std::string>& names, int reps) {
+  if (!gpu_available()) {
+    report("error no CUDA device: " + gpu_unavailable_reason());
+    return;
+  }
+  install_gpu_support();
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "properties");
+  gpu::WindowResidency residency;
+  if (gpu::query_window_residency(residency) != cudaSuccess) residency = gpu::WindowResidency{};
+  report(fmt::format("device {} {} {} {} {}", residency.sms, residency.per_sm_16, residency.per_sm_32,
+                     residency.per_sm_64, prop.name));
+  const std::size_t count = b.chunks.size();
+  DeviceBatch d(b, chunk_bytes);
+  std::optional<ZarrkitJobs> z;
+  if (codec == "lz4" || codec == "blosc-lz4") {
+    z.emplace(codec == "blosc-lz4", b, d, chunk_bytes);
+    report(fmt::format("streams {}", z->streams.size()));
+    report(fmt::format("auto {}", gpu::decode_variant_name(
+                                      gpu::choose_decode_variant(gpu::shape_of(z->streams, codec == "blosc-lz4"), residency))));
+  }
+  for (std::string name : names) {
+    if (name == "auto" && z) name = gpu::decode_variant_name(gpu::choose_decode_variant(gpu::shape_of(z->streams, codec == "blosc-lz4"), residency));
+    report("start " + name);
+    Measured m;
+    if (name == "nvcomp") {
+      const NvcompCodec nc = codec == "lz4" ? NvcompCodec::kLz4 : codec == "zstd" ? NvcompCodec::kZstd : NvcompCodec::kGzip;
+      m = run_nvcomp(nc, d, count, chunk_bytes, original, reps);
+    } else {
+      DecodeVariant variant = DecodeVariant::kDirect;
+      for (DecodeVariant v : kAllVariants) {
+        if (name == gpu::decode_variant_name(v)) variant = v;
+      }
+      m = run_variant(variant, *z, d, chunk_bytes, original, reps);
+    }
+    report(fmt::format("done {} {} {} {}", name, m.gbs ? fmt::format("{:.4f}", *m.gbs) : "-", m.runs, m.problem));
+  }
+}
+
+// Runs the case's GPU measurements in children until every one is done, restarting after
+// a child that died (the variant it was on is reported as such).
+void run_case_on_gpu(Case& c, const Batch& b, std::size_t chunk_bytes, const std::vector<float>& original,
+                     std::vector<std::string> todo, int reps, DeviceInfo& device) {
+  while (!todo.empty()) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+      std::perror("pipe");
+      std::exit(2);
+    }
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // ends with the parent (a `timeout` around the benchmark)
+      close(fds[0]);
+      g_report_fd = fds[1];
+      child_main(c.codec, b, chunk_bytes, original, todo, reps);
+      std::fflush(stdout);
+      std::_Exit(0);
+    }
+    close(fds[1]);
+    std::string pending, current, error;
+    bool hung = false;
+    auto handle = [&](const std::string& line) {
+      std::istringstream in(line);
+      std::string what;
+      in >> what;
+      if (what == "device") {
+        in >> device.residency.sms >> device.residency.per_sm_16 >> device.residency.per_sm_32 >>
+            device.residency.per_sm_64;
+        std::getline(in >> std::ws, device.name);
+      } else if (what == "streams") {
+        in >> c.streams;
+      } else if (what == "auto") {
+        in >> c.auto_variant;  // the child times it under its own name
+        std::replace(todo.begin(), todo.end(), std::string("auto"), c.auto_variant);
+        std::replace(c.order.begin(), c.order.end(), std::string("auto"), c.auto_variant);
+      } else if (what == "start") {
+        in >> current;
+      } else if (what == "done") {
+        std::string name, gbs;
+        Measured m;
+        in >> name >> gbs >> m.runs;
+        std::getline(in >> std::ws, m.problem);
+        if (gbs != "-") m.gbs = std::stod(gbs);
+        c.measured[name] = m;
+        todo.erase(std::remove(todo.begin(), todo.end(), name), todo.end());
+        current.clear();
+      } else if (what == "error") {
+        std::getline(in >> std::ws, error);
+      }
+    };
+    for (;;) {
+      pollfd p{fds[0], POLLIN, 0};
+      const int ready = poll(&p, 1, 60000);
+      if (ready == 0) {  // no progress for a minute: a hung kernel
+        hung = true;
+        kill(pid, SIGKILL);
+        break;
+      }
+      char buffer[4096];
+      const ssize_t n = read(fds[0], buffer, sizeof buffer);
+      if (n <= 0) break;
+      pending.append(buffer, static_cast<std::size_t>(n));
+      for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
+        handle(pending.substr(0, eol));
+        pending.erase(0, eol + 1);
+      }
+    }
+    close(fds[0]);
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    if (!error.empty()) {  // no device: nothing on the GPU can run
+      std::cerr << error << "\n";
+      std::exit(1);
+    }
+    if (!current.empty()) {
+      Measured& m = c.measured[current];
+      m.problem = hung ? "FAILED: no progress for 60 s (killed)"
+                       : WIFSIGNALED(wstatus) ? fmt::format("FAILED: the process died of signal {}", WTERMSIG(wstatus))
+                                              : fmt::format("FAILED: the process exited with {} (a CUDA error, see above)",
+                                                            WEXITSTATUS(wstatus));
+      todo.erase(std::remove(todo.begin(), todo.end(), current), todo.end());
+    } else if (!todo.empty()) {
+      for (const auto& name : todo) c.measured[name].problem = "FAILED: the process ended before it";
+      return;
+    }
+  }
 }
 
 std::string cell(const std::optional<double>& v) { return v ? fmt::format("{:.1f}", *v) : "-"; }
 std::string json_number(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : "null"; }
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::vector<std::size_t> parse_sizes(const std::string& list) {
+  std::vector<std::size_t> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoul(item));
+  return out;
+}
+
+std::vector<std::string> parse_names(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
 
 }  // namespace
 
@@ -360,82 +631,193 @@ int main(int argc, char** argv) {
   std::size_t total_mib = 1024;
   int reps = 10;
   std::vector<std::size_t> chunk_kibs = {64, 1024, 16384};
+  std::optional<std::vector<std::size_t>> blosc_kibs;
+  std::vector<std::string> codecs = {"lz4", "blosc-lz4", "zstd", "gzip"};
+  std::string variants_arg = "auto";
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--total-mib" && i + 1 < argc) {
       total_mib = std::stoul(argv[++i]);
     } else if (a == "--reps" && i + 1 < argc) {
-      reps = std::stoi(argv[++i]);
+      reps = std::max(3, std::stoi(argv[++i]));
     } else if (a == "--chunk-kib" && i + 1 < argc) {
-      chunk_kibs.clear();
-      std::stringstream list(argv[++i]);
-      for (std::string item; std::getline(list, item, ',');) chunk_kibs.push_back(std::stoul(item));
+      chunk_kibs = parse_sizes(argv[++i]);
+    } else if (a == "--blosc-chunk-kib" && i + 1 < argc) {
+      blosc_kibs = parse_sizes(argv[++i]);
+    } else if (a == "--codecs" && i + 1 < argc) {
+      codecs = parse_names(argv[++i]);
+    } else if (a == "--variants" && i + 1 < argc) {
+      variants_arg = argv[++i];
     } else if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else {
-      std::cerr << "usage: zarrkit_s7_bench [--total-mib N] [--reps N] [--chunk-kib A,B,...] [--json FILE]\n";
+      std::cerr << "usage: zarrkit_s7_bench [--total-mib N] [--reps N] [--chunk-kib A,B,...] [--codecs lz4,blosc-lz4,"
+                   "zstd,gzip] [--blosc-chunk-kib A,B,...] [--variants auto|all|NAME,...] [--json FILE]\n";
       return 1;
     }
   }
-  if (!gpu_available()) {
-    std::cerr << "no CUDA device: " << gpu_unavailable_reason() << "\n";
-    return 1;
-  }
-  install_gpu_support();
-  cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "properties");
-  const std::size_t total = total_mib << 20;
-  const std::vector<float> original = family_n(total / 4);
-  const Nvcomp* nv = Nvcomp::get();
-  fmt::print("S7 kernel-only batched decode on {} ({} SMs), {} MiB of family-N float32 per batch, median of {} "
-             "(CUDA events); nvCOMP: {}\n",
-             prop.name, prop.multiProcessorCount, total_mib, reps, nv ? nv->path : Nvcomp::reason());
-  fmt::print("| codec | chunk KiB | chunks | ratio | zarrkit GPU GB/s | nvCOMP GB/s | zarrkit / nvCOMP | CPU {} threads GB/s "
-             "| streams |\n|---|---|---|---|---|---|---|---|---|\n",
-             kThreads);
-  std::vector<Row> rows;
-  for (const std::size_t kib : chunk_kibs) {
-    const std::size_t chunk_bytes = kib << 10, count = total / chunk_bytes;
-    for (const std::string codec : {"lz4", "blosc-lz4", "zstd", "gzip"}) {
-      const Batch b = compress(codec, original, count, chunk_bytes);
-      DeviceBatch d(b, chunk_bytes);
-      Row r;
-      r.codec = codec == "zstd" ? "zstd 1" : codec == "gzip" ? "gzip 1" : codec;
-      r.chunk_kib = kib;
-      r.chunks = count;
-      r.ratio = static_cast<double>(count * chunk_bytes) / static_cast<double>(b.compressed);
-      std::size_t streams = 0;
-      if (codec == "lz4" || codec == "blosc-lz4") {
-        r.zarrkit_gbs = run_zarrkit(codec == "blosc-lz4", b, d, chunk_bytes, original, reps, streams);
+  std::vector<std::string> variant_names;
+  if (variants_arg == "all") {
+    for (DecodeVariant v : kAllVariants) variant_names.push_back(gpu::decode_variant_name(v));
+  } else if (variants_arg != "auto") {
+    variant_names = parse_names(variants_arg);
+    for (const auto& name : variant_names) {
+      if (std::none_of(std::begin(kAllVariants), std::end(kAllVariants),
+                       [&](DecodeVariant v) { return name == gpu::decode_variant_name(v); })) {
+        std::cerr << "unknown variant " << name << "\n";
+        return 1;
       }
-      if (codec != "blosc-lz4") {
-        const NvcompCodec nc = codec == "lz4" ? NvcompCodec::kLz4 : codec == "zstd" ? NvcompCodec::kZstd : NvcompCodec::kGzip;
-        r.nvcomp_gbs = run_nvcomp(nc, d, count, chunk_bytes, original, reps, r.note);
-      }
-      r.cpu_gbs = run_cpu(codec, b, chunk_bytes);
-      const std::string ratio =
-          r.zarrkit_gbs && r.nvcomp_gbs ? fmt::format("{:.2f}x", *r.zarrkit_gbs / *r.nvcomp_gbs) : "-";
-      fmt::print("| {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} |{}\n", r.codec, kib, count, r.ratio,
-                 cell(r.zarrkit_gbs), cell(r.nvcomp_gbs), ratio, cell(r.cpu_gbs), streams ? std::to_string(streams) : "-",
-                 r.note.empty() ? "" : " " + r.note);
-      std::fflush(stdout);
-      rows.push_back(r);
     }
   }
+  const std::size_t total = total_mib << 20;
+  const auto t_start = Clock::now();
+  const std::vector<float> original = family_n(total / 4);
+  std::vector<Case> cases;
+  DeviceInfo device;
+  bool failures = false;
+  for (const std::string& codec : codecs) {
+    const auto& kibs = codec == "blosc-lz4" && blosc_kibs ? *blosc_kibs : chunk_kibs;
+    for (const std::size_t kib : kibs) {
+      const std::size_t chunk_bytes = kib << 10, count = total / chunk_bytes;
+      Case c;
+      c.codec = codec;
+      c.kib = kib;
+      c.chunks = count;
+      const Batch b = compress(codec, original, count, chunk_bytes);
+      c.ratio = static_cast<double>(count * chunk_bytes) / static_cast<double>(b.compressed);
+      c.cpu_gbs = run_cpu(codec, b, chunk_bytes, original);
+      std::vector<std::string> todo;
+      const bool zarrkit_gpu = codec == "lz4" || codec == "blosc-lz4";
+      if (zarrkit_gpu) {
+        todo = variant_names;
+        if (todo.empty()) todo.push_back("auto");  // the child says which kernel that is
+      }
+      if (codec != "blosc-lz4") todo.push_back("nvcomp");
+      c.order = todo;
+      run_case_on_gpu(c, b, chunk_bytes, original, todo, reps, device);
+      cases.push_back(std::move(c));
+      const Case& r = cases.back();
+      // Progress, one line per case (the tables follow at the end).
+      std::string line = fmt::format("{} {} KiB: {} chunks, ratio {:.2f}, CPU {} GB/s", r.codec, r.kib, r.chunks,
+                                     r.ratio, cell(r.cpu_gbs));
+      for (const auto& name : r.order) {
+        const auto it = r.measured.find(name);
+        if (it == r.measured.end()) continue;
+        line += fmt::format("; {} {}", name, cell(it->second.gbs));
+        if (!it->second.problem.empty()) {
+          line += " [" + it->second.problem + "]";
+          if (name != "nvcomp" || it->second.problem.rfind("MISMATCH", 0) == 0) failures = true;
+        }
+      }
+      if (!r.cpu_gbs) {
+        line += " [the CPU decode differs from the original]";
+        failures = true;
+      }
+      fmt::print("{} (t={:.0f} s)\n", line, std::chrono::duration<double>(Clock::now() - t_start).count());
+      std::fflush(stdout);
+    }
+  }
+
+  fmt::print("\nS7 kernel-only batched decode on {} ({} SMs; warps per SM of window16/32/64: {}/{}/{}), {} MiB of "
+             "family-N float32 per batch, medians of CUDA-event timings; CPU: {} threads\n\n",
+             device.name, device.residency.sms, device.residency.per_sm_16, device.residency.per_sm_32,
+             device.residency.per_sm_64, total_mib, kThreads);
+  // The S7 table: zarrkit's read-path kernel (auto) against nvCOMP.
+  fmt::print("| codec | chunk KiB | chunks | ratio | streams | zarrkit GPU GB/s (kernel) | nvCOMP GB/s | zarrkit / nvCOMP "
+             "| CPU GB/s |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const Case& c : cases) {
+    std::optional<double> ours, theirs;
+    if (auto it = c.measured.find(c.auto_variant); it != c.measured.end()) ours = it->second.gbs;
+    if (auto it = c.measured.find("nvcomp"); it != c.measured.end()) theirs = it->second.gbs;
+    fmt::print("| {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} |\n", c.codec, c.kib, c.chunks, c.ratio,
+               c.streams ? std::to_string(c.streams) : "-",
+               ours ? fmt::format("{:.1f} ({})", *ours, c.auto_variant) : "-", cell(theirs),
+               ours && theirs ? fmt::format("{:.2f}x", *ours / *theirs) : "-", cell(c.cpu_gbs));
+  }
+  if (!variant_names.empty()) {
+    // Every variant on the same chunks: GB/s, and the best against nvCOMP and the CPU.
+    fmt::print("\n| codec | chunk KiB | streams |");
+    for (const auto& n : variant_names) fmt::print(" {} |", n);
+    fmt::print(" best | auto | best / nvCOMP | best / CPU |\n|---|---|---|");
+    for (std::size_t k = 0; k < variant_names.size() + 4; ++k) fmt::print("---|");
+    fmt::print("\n");
+    for (const Case& c : cases) {
+      if (c.codec != "lz4" && c.codec != "blosc-lz4") continue;
+      fmt::print("| {} | {} | {} |", c.codec, c.kib, c.streams);
+      std::string best;
+      double best_gbs = 0;
+      for (const auto& n : variant_names) {
+        const auto it = c.measured.find(n);
+        const bool bad = it == c.measured.end() || !it->second.problem.empty();
+        fmt::print(" {} |", it == c.measured.end() ? "-" : bad ? "FAILED" : cell(it->second.gbs));
+        if (!bad && it->second.gbs && *it->second.gbs > best_gbs) {
+          best_gbs = *it->second.gbs;
+          best = n;
+        }
+      }
+      std::optional<double> theirs;
+      if (auto it = c.measured.find("nvcomp"); it != c.measured.end()) theirs = it->second.gbs;
+      std::optional<double> auto_gbs;
+      if (auto it = c.measured.find(c.auto_variant); it != c.measured.end()) auto_gbs = it->second.gbs;
+      fmt::print(" {} | {} | {} | {} |\n", best.empty() ? "-" : best,
+                 auto_gbs && best_gbs > 0 ? fmt::format("{} ({:.2f} of best)", c.auto_variant, *auto_gbs / best_gbs)
+                                          : c.auto_variant,
+                 theirs && best_gbs > 0 ? fmt::format("{:.2f}x", best_gbs / *theirs) : "-",
+                 c.cpu_gbs && best_gbs > 0 ? fmt::format("{:.2f}x", best_gbs / *c.cpu_gbs) : "-");
+    }
+    // The long-block rule (gpu/decode_variant.h): blocks per batch at which one warp per
+    // block beats the host's threads, from the largest LZ4 blocks measured.
+    for (auto it = cases.rbegin(); it != cases.rend(); ++it) {
+      if (it->codec != "lz4" || it->kib <= 512 || !it->cpu_gbs) continue;
+      double best_gbs = 0;
+      for (const auto& n : variant_names) {
+        const auto m = it->measured.find(n);
+        if (m != it->measured.end() && m->second.problem.empty() && m->second.gbs) best_gbs = std::max(best_gbs, *m->second.gbs);
+      }
+      if (best_gbs <= 0) break;
+      const double per_warp = best_gbs / static_cast<double>(it->chunks);
+      fmt::print("\nlong LZ4 blocks ({} KiB, {} per batch): {:.0f} MB/s per warp; the CPU {:.1f} GB/s; the GPU wins "
+                 "from {:.0f} blocks per batch (gpu/decode_variant.h: kMinLongLz4BlocksOnGpu = {})\n",
+                 it->kib, it->chunks, per_warp * 1e3, *it->cpu_gbs, *it->cpu_gbs / per_warp,
+                 gpu::kMinLongLz4BlocksOnGpu);
+      break;
+    }
+  }
+  // Every problem, loudly.
+  for (const Case& c : cases) {
+    for (const auto& [name, m] : c.measured) {
+      if (!m.problem.empty()) fmt::print("{} {} KiB {}: {}\n", c.codec, c.kib, name, m.problem);
+    }
+  }
+  fmt::print("total {:.0f} s\n", std::chrono::duration<double>(Clock::now() - t_start).count());
+
   if (!json_path.empty()) {
     std::ofstream out(json_path);
-    out << "{\"scenario\": \"S7\", \"device\": \"" << prop.name << "\", \"total_mib\": " << total_mib
+    out << "{\"scenario\": \"S7\", \"device\": " << json_string(device.name) << ", \"total_mib\": " << total_mib
         << ", \"reps\": " << reps << ", \"host_threads\": " << kThreads << ", \"rows\": [";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      out << (i ? ", " : "") << fmt::format(
-          "{{\"codec\": \"{}\", \"chunk_kib\": {}, \"chunks\": {}, \"ratio\": {:.3f}, \"zarrkit_gbs\": {}, "
-          "\"nvcomp_gbs\": {}, \"cpu_gbs\": {}}}",
-          r.codec, r.chunk_kib, r.chunks, r.ratio, json_number(r.zarrkit_gbs), json_number(r.nvcomp_gbs),
-          json_number(r.cpu_gbs));
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const Case& c = cases[i];
+      std::optional<double> ours, theirs;
+      if (auto it = c.measured.find(c.auto_variant); it != c.measured.end()) ours = it->second.gbs;
+      if (auto it = c.measured.find("nvcomp"); it != c.measured.end()) theirs = it->second.gbs;
+      out << (i ? ", " : "")
+          << fmt::format("{{\"codec\": \"{}\", \"chunk_kib\": {}, \"chunks\": {}, \"streams\": {}, \"ratio\": {:.3f}, "
+                         "\"zarrkit_gbs\": {}, \"zarrkit_kernel\": \"{}\", \"nvcomp_gbs\": {}, \"cpu_gbs\": {}, "
+                         "\"variants\": {{",
+                         c.codec == "zstd" ? "zstd 1" : c.codec == "gzip" ? "gzip 1" : c.codec, c.kib, c.chunks,
+                         c.streams, c.ratio, json_number(ours), c.auto_variant, json_number(theirs),
+                         json_number(c.cpu_gbs));
+      bool first = true;
+      for (const auto& [name, m] : c.measured) {
+        out << (first ? "" : ", ")
+            << fmt::format("\"{}\": {{\"gbs\": {}, \"runs\": {}, \"problem\": {}}}", name, json_number(m.gbs), m.runs,
+                           json_string(m.problem));
+        first = false;
+      }
+      out << "}}";
     }
     out << "]}\n";
   }
-  return 0;
+  return failures ? 3 : 0;
 }
