@@ -194,7 +194,7 @@ ZK_HD Lz4Segment lz4_encode_segment(const std::uint8_t* block, std::uint32_t n, 
   const std::uint32_t last_start = match_end - 4 < n - 12 ? match_end - 4 : n - 12;
   if (last_start < begin) return result;
   for (std::uint32_t i = lane; i < (1u << kLz4HashBits); i += Width) table[i] = 0;
-  lane_sync();
+  lane_sync(Width);
 
   std::uint32_t ip = begin, anchor = begin, op = 0, misses = 0;
   bool first = true;
@@ -211,7 +211,7 @@ ZK_HD Lz4Segment lz4_encode_segment(const std::uint8_t* block, std::uint32_t n, 
       const std::uint32_t distance = valid[s] ? (position[s] - table[key[s]]) & 0xFFFFu : 0;
       candidate[s] = distance != 0 && distance <= position[s] ? position[s] - distance : kLz4NoMatch;
     }
-    lane_sync();  // every lane has read the table before anyone writes it
+    lane_sync(Width);  // every lane has read the table before anyone writes it
     std::uint32_t same[kSlots];
     Lanes::same_key(key, same);
     bool found[kSlots];
@@ -231,7 +231,7 @@ ZK_HD Lz4Segment lz4_encode_segment(const std::uint8_t* block, std::uint32_t n, 
       if (!valid[s] || !(inserted >> k & 1u)) continue;
       if (Width == 1 || highest_bit(same[s] & inserted) == k) table[key[s]] = static_cast<std::uint16_t>(position[s]);
     }
-    lane_sync();
+    lane_sync(Width);
     if (matches == 0) {
       ip += kLz4Window * stride;
       ++misses;
@@ -280,10 +280,10 @@ ZK_HD Lz4Segment lz4_encode_segment(const std::uint8_t* block, std::uint32_t n, 
     result.rest_size = op;
     // As LZ4 does: the position two before the match's end goes into the table.
     if (ip - 2 >= begin && ip - 2 <= last_start) {
-      lane_sync();
+      lane_sync(Width);
       if (lane == 0) table[lz4_hash5(block + ip - 2)] = static_cast<std::uint16_t>(ip - 2);
     }
-    lane_sync();
+    lane_sync(Width);
   }
   return result;
 }
