@@ -160,7 +160,7 @@ def zarrkit_device(path: Path, selection: Any) -> Callable[[], Any]:
     return run
 
 
-def zarrkit_gds_device(path: Path, selection: Any, mode: str) -> tuple[Callable[[], Any], dict[str, Any]]:
+def zarrkit_gds_device(path: Path, selection: Any, mode: str) -> tuple[Callable[[], Any], dict[str, Any], Any]:
     """zarrkit through a GDSStore in `mode`; also says which path its device reads take."""
     store = zarrkit.storage.GDSStore(str(path), read_only=True, mode=mode)
     a = zarrkit.open_array(store, mode="r")
@@ -169,7 +169,7 @@ def zarrkit_gds_device(path: Path, selection: Any, mode: str) -> tuple[Callable[
     def run() -> Any:
         with zarrkit.config.enable_gpu():
             return a[selection] if not isinstance(selection, list) else a.oindex[selection]
-    return run, info
+    return run, info, store
 
 
 def zarrkit_host(path: Path, selection: Any) -> Callable[[], Any]:
@@ -301,9 +301,11 @@ def s6(args: argparse.Namespace, rec: Recorder) -> None:
         if HAVE_GPU:
             for mode in ("compat", "cufile"):
                 try:
-                    run, info = zarrkit_gds_device(path, ..., mode)
+                    run, info, store = zarrkit_gds_device(path, ..., mode)
                     rec.measure("S6", case, f"zarrkit gds ({mode})", logical, reps, run, expected, before, **extra,
                                 **info)
+                    # Which path the chunks took (uncompressed ones go straight to the device).
+                    rec.add(scenario="S6 gds stats", case=case, peer=f"zarrkit gds ({mode})", **store.stats)
                 except Exception as e:  # cufile where cuFile cannot be used: the reason
                     rec.add(scenario="S6", case=case, peer=f"zarrkit gds ({mode})", error=f"{type(e).__name__}: {e}"[:300])
                     print(f"  {case:34s} zarrkit gds ({mode}): {type(e).__name__}: {e}"[:200], flush=True)
@@ -394,6 +396,7 @@ def gds_raw(args: argparse.Namespace, rec: Recorder) -> None:
                 rec.measure("GDS", name, peer, total, args.reps,
                             checked(lambda s=store: s.read_into_device(keys, pointers, sizes)), expected_d, **extra,
                             **info)
+                rec.add(scenario="GDS stats", case=name, peer=peer, **store.stats)
             except Exception as e:
                 rec.add(scenario="GDS", case=name, peer=peer, error=f"{type(e).__name__}: {e}"[:300])
                 print(f"  {name:34s} {peer}: {type(e).__name__}: {e}"[:200], flush=True)

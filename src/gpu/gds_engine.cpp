@@ -16,7 +16,9 @@
 #include "gpu/cuda_check.h"
 #include "gpu/cufile_runtime.h"
 #include "stores/gds_plan.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
 
 namespace zarrkit::gpu {
 namespace {
@@ -114,16 +116,20 @@ class Engine final : public detail::GdsEngine {
     request.pieces = detail::plan_pieces(planned, settings_.piece_bytes, max_gap);
     request.handles.assign(reads.size(), nullptr);
     request.went_compat = std::make_unique<std::atomic<bool>[]>(reads.size());
+    // cuFile handles, one per file, registered in parallel (a request may name thousands).
     std::map<int, CufileHandle> registered;
     if (cufile_ != nullptr) {
+      for (const DeviceFileRead& r : reads) registered.try_emplace(r.fd, nullptr);
+      std::vector<std::pair<const int, CufileHandle>*> entries;
+      for (auto& entry : registered) entries.push_back(&entry);
+      shared_thread_pool().parallel_for(entries.size(), [&](std::size_t k) {
+        cudaSetDevice(device_);
+        std::string why;
+        entries[k]->second = cufile_->register_file(entries[k]->first, why);
+      });
       for (std::size_t i = 0; i < reads.size(); ++i) {
-        auto [it, added] = registered.try_emplace(reads[i].fd, nullptr);
-        if (added) {
-          std::string why;
-          it->second = cufile_->register_file(reads[i].fd, why);
-        }
-        request.handles[i] = it->second;
-        if (it->second == nullptr) request.cufile_refused.fetch_add(1);
+        request.handles[i] = registered[reads[i].fd];
+        if (request.handles[i] == nullptr) request.cufile_refused.fetch_add(1);
       }
     }
     request.remaining = request.pieces.size();
@@ -136,8 +142,12 @@ class Engine final : public detail::GdsEngine {
       std::unique_lock lock(request.mutex);
       request.all_done.wait(lock, [&] { return request.remaining == 0; });
     }
-    for (const auto& [fd, handle] : registered) {
-      if (handle != nullptr) cufile_->deregister_file(handle);
+    if (!registered.empty()) {
+      std::vector<CufileHandle> handles;
+      for (const auto& [fd, handle] : registered) {
+        if (handle != nullptr) handles.push_back(handle);
+      }
+      shared_thread_pool().parallel_for(handles.size(), [&](std::size_t k) { cufile_->deregister_file(handles[k]); });
     }
     outcome.failures = std::move(request.failures);
     std::stable_sort(outcome.failures.begin(), outcome.failures.end(),
