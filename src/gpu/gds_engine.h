@@ -1,14 +1,11 @@
 // The engine behind GdsStore's device reads (stores/gds_engine.h), registered by
-// install_gpu_support():
-//   - I/O threads (GdsEngineSettings::threads), each with its own CUDA stream and two pinned
-//     staging buffers of one piece each;
-//   - a request is cut into pieces (plan_pieces) that the threads take from one queue;
-//   - compat path: a thread preads a piece into a free staging buffer, queues its copy to the
-//     device on its stream and records an event, and goes on to its next piece while the
-//     copy runs; a buffer is reused once its event has completed;
-//   - cuFile path: a thread reads each segment with cuFileRead straight into device memory
-//     (cuFile stages through its own buffers in its compatibility mode). A file cuFile will
-//     not register, or a read it refuses with a cuFile error, goes through the compat path.
+// install_gpu_support(): the I/O threads of stores/gds_pipeline.h (tested on the host) with
+//   - a lane per thread: its own CUDA stream, two pinned staging buffers of one piece and
+//     an event per buffer marking the copy out of it (compat path: pread a piece into a
+//     free buffer, queue its copy, go on to the next piece while it runs);
+//   - cuFile as the direct reader when the path is cuFile: cuFileRead straight into device
+//     memory (cuFile stages through its own buffers in its compatibility mode); a file
+//     cuFile will not register, or a read it refuses, goes through the lane's staging.
 // Engines are shared by every store with the same settings, and live as long as the process.
 #pragma once
 
