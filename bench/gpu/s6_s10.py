@@ -3,6 +3,11 @@
 
 Peers, each reading into GPU memory (a CuPy array) and checked against the written values:
   zarrkit           zarrkit.config.enable_gpu(): chunks read into pinned memory, decoded on the GPU
+  zarrkit gds (compat), zarrkit gds (cufile)
+                    the same through zarrkit.storage.GDSStore: its compat path (I/O threads, pinned
+                    pieces, overlapped copies) or cuFile (where libcufile loads; in its own
+                    compatibility mode without the nvidia-fs driver); uncompressed chunks go from
+                    the files straight into device memory, others as for zarrkit
   zarr+kvikio       zarr-python 3 with kvikio's GDSStore and zarr.config.enable_gpu()
   zarr+zarrkit pipeline  zarr-python 3 with enable_gpu() and zarrkit's codec pipeline (not a peer:
                     zarrkit under zarr-python's API, against zarr-python's own pipeline above)
@@ -10,8 +15,12 @@ Peers, each reading into GPU memory (a CuPy array) and checked against the writt
                     staged through a pinned buffer; the faster is the peer's figure)
   h5py+copy         (S10, uncompressed only) h5py read, then copied to the device
 S10 also times host reads (zarrkit and tensorstore into NumPy).
+The "gds" part (--only gds) times the raw store: every chunk file of an array into one
+device buffer, through GDSStore.read_into_device (compat, at several piece sizes, and
+cuFile), kvikio's CuFile.pread (its thread pool, KVIKIO_NTHREADS) and plain pread by 16
+threads into pinned memory followed by one copy.
 
-  python bench/gpu/s6_s10.py --dir /tmp/s6 --json out.jsonl [--size small|full] [--only s6,s10]
+  python bench/gpu/s6_s10.py --dir /tmp/s6 --json out.jsonl [--size small|full] [--only s6,s10,gds]
 
 Logical GB/s = decoded bytes of the selection per second; "x" columns: the peer's median time
 over zarrkit's. Cold reads drop each file of the store from the page cache first
@@ -151,6 +160,18 @@ def zarrkit_device(path: Path, selection: Any) -> Callable[[], Any]:
     return run
 
 
+def zarrkit_gds_device(path: Path, selection: Any, mode: str) -> tuple[Callable[[], Any], dict[str, Any], Any]:
+    """zarrkit through a GDSStore in `mode`; also says which path its device reads take."""
+    store = zarrkit.storage.GDSStore(str(path), read_only=True, mode=mode)
+    a = zarrkit.open_array(store, mode="r")
+    info = {"gds_path": store.device_path, "gds_detail": store.device_path_detail}
+
+    def run() -> Any:
+        with zarrkit.config.enable_gpu():
+            return a[selection] if not isinstance(selection, list) else a.oindex[selection]
+    return run, info, store
+
+
 def zarrkit_host(path: Path, selection: Any) -> Callable[[], Any]:
     a = zarrkit.open_array(str(path), mode="r")
     return lambda: a[selection] if not isinstance(selection, list) else a.oindex[selection]
@@ -258,7 +279,7 @@ def s6(args: argparse.Namespace, rec: Recorder) -> None:
           f"{THREADS} host threads", flush=True)
     data_by_family: dict[str, np.ndarray] = {}
     for fam, name, codecs, shards, cold in cases:
-        if not wanted(args, f"{fam} {name}"):
+        if not wanted(args, f"{fam} {name}") or (cold and args.no_cold):
             continue
         if fam not in data_by_family:
             data_by_family = {fam: family(fam, shape, seed=1)}
@@ -278,6 +299,16 @@ def s6(args: argparse.Namespace, rec: Recorder) -> None:
         else:
             rec.measure("S6", case, "zarrkit (host)", logical, reps, zarrkit_host(path, ...), expected, before, **extra)
         if HAVE_GPU:
+            for mode in ("compat", "cufile"):
+                try:
+                    run, info, store = zarrkit_gds_device(path, ..., mode)
+                    rec.measure("S6", case, f"zarrkit gds ({mode})", logical, reps, run, expected, before, **extra,
+                                **info)
+                    # Which path the chunks took (uncompressed ones go straight to the device).
+                    rec.add(scenario="S6 gds stats", case=case, peer=f"zarrkit gds ({mode})", **store.stats)
+                except Exception as e:  # cufile where cuFile cannot be used: the reason
+                    rec.add(scenario="S6", case=case, peer=f"zarrkit gds ({mode})", error=f"{type(e).__name__}: {e}"[:300])
+                    print(f"  {case:34s} zarrkit gds ({mode}): {type(e).__name__}: {e}"[:200], flush=True)
             try:
                 rec.measure("S6", case, "zarr+kvikio", logical, max(2, reps // 4), zarr_kvikio(path, ...), expected,
                             before, **extra)
@@ -289,6 +320,8 @@ def s6(args: argparse.Namespace, rec: Recorder) -> None:
             except Exception as e:
                 rec.add(scenario="S6", case=case, peer="zarr+zarrkit pipeline", error=f"{type(e).__name__}: {e}"[:300])
         try:
+            if args.skip_tensorstore:
+                raise RuntimeError("skipped (--skip-tensorstore)")
             read = tensorstore_host(path, ...)
             if HAVE_GPU:
                 rec.measure("S6", case, "tensorstore+copy (pageable)", logical, max(3, reps // 2),
@@ -302,6 +335,107 @@ def s6(args: argparse.Namespace, rec: Recorder) -> None:
         del expected
         if not cold and not (fam == "N" and name == "blosc-lz4"):
             shutil.rmtree(path)  # the cold case reuses the N blosc-lz4 store
+
+
+def chunk_files(path: Path) -> list[tuple[str, int]]:
+    """(key, size) of every chunk file of the array at `path`, largest first."""
+    files = []
+    for root, _, names in os.walk(path):
+        for name in names:
+            full = Path(root) / name
+            if name not in ("zarr.json", ".zarray", ".zattrs"):
+                files.append((str(full.relative_to(path)), full.stat().st_size))
+    return sorted(files, key=lambda f: -f[1])
+
+
+def gds_raw(args: argparse.Namespace, rec: Recorder) -> None:
+    """Raw store throughput: all chunk files of an array into one device buffer."""
+    if not HAVE_GPU:
+        print("gds: needs a GPU (skipped)", flush=True)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    full = args.size == "full"
+    shape = (1024, 1024, 256) if full else (256, 256, 128)
+    layouts = [(256, 256, 64), (64, 64, 64), (32, 32, 32)] if full else [(64, 64, 64), (32, 32, 32), (16, 16, 32)]
+    data = family("N", shape, seed=3)
+    print(f"gds: raw store reads of {data.nbytes / 2**30:.2f} GiB of chunk files into device memory", flush=True)
+    for chunks in layouts:
+        chunk_bytes = int(np.prod(chunks)) * 4
+        name = f"{chunk_bytes >> 20} MiB files" if chunk_bytes >= 1 << 20 else f"{chunk_bytes >> 10} KiB files"
+        if not wanted(args, name):
+            continue
+        path = Path(args.dir) / f"gds_{name.replace(' ', '_')}.zarr"
+        write(path, data, chunks, None)
+        files = chunk_files(path)
+        total = sum(size for _, size in files)
+        keys = [k for k, _ in files]
+        offsets = np.concatenate([[0], np.cumsum([(size + 255) // 256 * 256 for _, size in files])]).astype(np.int64)
+        target = cupy.empty(int(offsets[-1]), dtype=cupy.uint8)
+        pointers = [target.data.ptr + int(o) for o in offsets[:-1]]
+        sizes = [size for _, size in files]
+        # The expected bytes: the files, placed as the peers place them.
+        expected = np.zeros(int(offsets[-1]), dtype=np.uint8)
+        for (key, size), o in zip(files, offsets[:-1]):
+            expected[int(o): int(o) + size] = np.fromfile(path / key, dtype=np.uint8)
+        expected_d = cupy.asarray(expected)
+        extra = {"files": len(files), "bytes_stored": total}
+
+        def checked(run: Callable[[], Any]) -> Callable[[], Any]:
+            def go() -> Any:
+                target.fill(0)
+                run()
+                return target
+            return go
+
+        for mode, piece in (("compat", 1 << 20), ("compat", 4 << 20), ("compat", 16 << 20), ("cufile", 0)):
+            peer = f"zarrkit gds ({mode}{'' if mode == 'cufile' else f', {piece >> 20} MiB pieces'})"
+            try:
+                store = zarrkit.storage.GDSStore(str(path), read_only=True, mode=mode, piece_bytes=piece)
+                info = {"gds_path": store.device_path, "gds_detail": store.device_path_detail, "piece_bytes": piece}
+                rec.measure("GDS", name, peer, total, args.reps,
+                            checked(lambda s=store: s.read_into_device(keys, pointers, sizes)), expected_d, **extra,
+                            **info)
+                rec.add(scenario="GDS stats", case=name, peer=peer, **store.stats)
+            except Exception as e:
+                rec.add(scenario="GDS", case=name, peer=peer, error=f"{type(e).__name__}: {e}"[:300])
+                print(f"  {name:34s} {peer}: {type(e).__name__}: {e}"[:200], flush=True)
+        try:
+            import kvikio
+
+            def kvikio_read() -> None:
+                handles = [kvikio.CuFile(str(path / k), "r") for k in keys]
+                futures = [h.pread(target[int(o): int(o) + size]) for h, o, size in zip(handles, offsets, sizes)]
+                for f in futures:
+                    f.get()
+                for h in handles:
+                    h.close()
+            rec.measure("GDS", name, f"kvikio CuFile.pread ({os.environ.get('KVIKIO_NTHREADS', '?')} threads)", total,
+                        args.reps, checked(kvikio_read), expected_d, **extra,
+                        kvikio_compat=os.environ.get("KVIKIO_COMPAT_MODE", ""))
+        except Exception as e:
+            rec.add(scenario="GDS", case=name, peer="kvikio CuFile.pread", error=f"{type(e).__name__}: {e}"[:300])
+        pinned_memory = cupy.cuda.alloc_pinned_memory(int(offsets[-1]))
+        pinned = np.frombuffer(pinned_memory, dtype=np.uint8, count=int(offsets[-1]))
+        pool = ThreadPoolExecutor(THREADS)
+
+        def pread_copy() -> None:
+            def one(i: int) -> None:
+                fd = os.open(path / keys[i], os.O_RDONLY)
+                try:
+                    view = memoryview(pinned)[int(offsets[i]): int(offsets[i]) + sizes[i]]
+                    done = 0
+                    while done < sizes[i]:
+                        done += os.preadv(fd, [view[done:]], done)
+                finally:
+                    os.close(fd)
+            list(pool.map(one, range(len(keys))))
+            target.set(pinned)
+        rec.measure("GDS", name, f"pread into pinned ({THREADS} threads) + copy", total, args.reps,
+                    checked(pread_copy), expected_d, **extra)
+        pool.shutdown()
+        del target, expected_d, pinned, pinned_memory
+        shutil.rmtree(path)
 
 
 def s10(args: argparse.Namespace, rec: Recorder) -> None:
@@ -396,6 +530,8 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=8)
     p.add_argument("--only", default="s6,s10")
     p.add_argument("--cases", default="", help="comma-separated substrings: run only the S6/S10 cases that contain one")
+    p.add_argument("--skip-tensorstore", action="store_true", help="S6 without the tensorstore peers (shorter)")
+    p.add_argument("--no-cold", action="store_true", help="S6 without the cold-cache case (shorter)")
     args = p.parse_args()
     Path(args.dir).mkdir(parents=True, exist_ok=True)
     rec = Recorder(args.json)
@@ -414,6 +550,8 @@ def main() -> int:
         s6(args, rec)
     if "s10" in args.only:
         s10(args, rec)
+    if "gds" in args.only:
+        gds_raw(args, rec)
     shutil.rmtree(args.dir, ignore_errors=True)
     return 0
 

@@ -31,9 +31,10 @@ bool gpu_available();
 // Why not, when gpu_available() is false ("" otherwise).
 std::string gpu_unavailable_reason();
 
-// Registers the pinned-host and device allocators (register_allocator) and the engine's
-// device read path. Idempotent and cheap; works without a device (allocations then fail
-// with UnsupportedError). enable_gpu and ScopedGpu call it.
+// Registers the pinned-host and device allocators (register_allocator), the engine's
+// device read and write paths and GdsStore's device reads. Idempotent and cheap; works
+// without a device (allocations then fail with UnsupportedError). enable_gpu, ScopedGpu and
+// the two allocators below call it.
 void install_gpu_support();
 
 // Pinned host memory (cudaHostAlloc) and device memory (cudaMalloc). Throw UnsupportedError

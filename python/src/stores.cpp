@@ -3,11 +3,14 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "core/checked_math.h"
 #include "stores/wrappers/key_map_store.h"
 #include "zarrkit/error.h"
+#include "zarrkit/stores/gds_store.h"
 #include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
@@ -15,6 +18,7 @@
 #include "zarrkit/stores/s3_store.h"
 #include "zarrkit/stores/zip_store.h"
 #ifdef ZARRKIT_HAVE_CUDA
+#include "zarrkit/gpu.h"
 #include "zarrkit/stores/gpu_memory_store.h"
 #endif
 
@@ -23,6 +27,7 @@ namespace {
 
 std::string store_kind(const Store& store) {
   if (dynamic_cast<const LocalStore*>(&store) != nullptr) return "local";
+  if (dynamic_cast<const GdsStore*>(&store) != nullptr) return "gds";
 #ifdef ZARRKIT_HAVE_CUDA
   if (dynamic_cast<const GpuMemoryStore*>(&store) != nullptr) return "gpu-memory";
 #endif
@@ -33,21 +38,47 @@ std::string store_kind(const Store& store) {
   return "other";
 }
 
+GdsMode detail_parse_gds_mode(const std::string& text) {
+  if (text == "auto") return GdsMode::kAuto;
+  if (text == "cufile") return GdsMode::kCufile;
+  if (text == "compat") return GdsMode::kCompat;
+  fail_invalid("GDS mode \"{}\": it must be 'auto', 'cufile' or 'compat'", text);
+}
+
+GdsStore& gds_of(const StoreHandle& s) {
+  auto* gds = dynamic_cast<GdsStore*>(s.store.get());
+  if (gds == nullptr) fail_invalid("{} is not a GDS store", s.store->describe());
+#ifdef ZARRKIT_HAVE_CUDA
+  install_gpu_support();  // its device reads need the GPU module's engine
+#endif
+  return *gds;
+}
+
+std::string gds_mode_text(GdsMode mode) {
+  switch (mode) {
+    case GdsMode::kAuto: return "auto";
+    case GdsMode::kCufile: return "cufile";
+    case GdsMode::kCompat: return "compat";
+  }
+  return "auto";
+}
+
 }  // namespace
 
 void bind_stores(nb::module_& m) {
   nb::class_<StoreHandle>(m, "Store", "A key-value store of the engine.")
       .def_prop_ro("kind", [](const StoreHandle& s) { return store_kind(*s.store); },
-                   "'local', 'memory', 'gpu-memory', 's3', 'http', 'zip' or 'other'.")
+                   "'local', 'gds', 'memory', 'gpu-memory', 's3', 'http', 'zip' or 'other'.")
       .def_prop_ro("root",
                    [](const StoreHandle& s) -> std::optional<std::string> {
                      if (auto* local = dynamic_cast<const LocalStore*>(s.store.get())) {
                        return local->root().string();
                      }
+                     if (auto* gds = dynamic_cast<const GdsStore*>(s.store.get())) return gds->root().string();
                      if (auto* zip = dynamic_cast<const ZipStore*>(s.store.get())) return zip->path().string();
                      return std::nullopt;
                    },
-                   "The directory of a local store or the file of a zip store, else None.")
+                   "The directory of a local or GDS store or the file of a zip store, else None.")
       .def_prop_ro("writable", [](const StoreHandle& s) { return s.store->capabilities().writable; })
       .def("describe", [](const StoreHandle& s) { return s.store->describe(); })
       .def("get",
@@ -101,6 +132,48 @@ void bind_stores(nb::module_& m) {
            },
            nb::arg("prefix") = "", "(keys, prefixes) directly below `prefix`.")
       .def("same_as", [](const StoreHandle& a, const StoreHandle& b) { return a.store == b.store; })
+      .def("gds_options",
+           [](const StoreHandle& s) {
+             const GdsOptions& o = gds_of(s).options();
+             return std::make_tuple(gds_mode_text(*o.mode), o.threads, o.piece_bytes);
+           },
+           "A GDS store's (mode, threads, piece_bytes), as resolved.")
+      .def("gds_device_path",
+           [](const StoreHandle& s) {
+             GdsStore& gds = gds_of(s);
+             nb::gil_scoped_release release;
+             const GdsPathReport report = gds.device_path();
+             return std::make_pair(report.name(), report.detail);
+           },
+           "A GDS store's device read path ('cufile', 'cufile-compat' or 'compat') and what was found.")
+      .def("gds_stats",
+           [](const StoreHandle& s) {
+             const GdsStats st = gds_of(s).stats();
+             std::map<std::string, std::uint64_t> out = {{"values_cufile", st.values_cufile},
+                                                         {"values_compat", st.values_compat},
+                                                         {"bytes_cufile", st.bytes_cufile},
+                                                         {"bytes_compat", st.bytes_compat},
+                                                         {"cufile_refused", st.cufile_refused}};
+             return out;
+           },
+           "A GDS store's device reads so far, per path.")
+      .def("gds_read_values_into_device",
+           [](const StoreHandle& s, const std::vector<std::string>& keys, const std::vector<std::uintptr_t>& pointers,
+              const std::vector<std::uint64_t>& capacities) {
+             if (pointers.size() != keys.size() || capacities.size() != keys.size()) {
+               fail_invalid("{} keys, {} pointers and {} capacities", keys.size(), pointers.size(), capacities.size());
+             }
+             GdsStore& gds = gds_of(s);
+             std::vector<MutableByteView> dests;
+             for (std::size_t i = 0; i < keys.size(); ++i) {
+               dests.emplace_back(reinterpret_cast<std::byte*>(pointers[i]), to_size(capacities[i]));
+             }
+             nb::gil_scoped_release release;
+             return gds.read_values_into(keys, dests, MemoryKind::kDevice);
+           },
+           nb::arg("keys"), nb::arg("pointers"), nb::arg("capacities"),
+           "Reads the whole values of `keys` into device memory at `pointers` (each holding `capacities` "
+           "bytes) through a GDS store; returns their sizes (None: absent; larger than the capacity: not read).")
       .def("flush",
            [](const StoreHandle& s) {
              nb::gil_scoped_release release;
@@ -123,6 +196,23 @@ void bind_stores(nb::module_& m) {
           return StoreHandle{LocalStore::open(root, options)};
         },
         nb::arg("root"), nb::arg("read_only") = false, nb::arg("create") = true);
+  m.def("gds_store",
+        [](const std::string& root, bool read_only, bool create, std::optional<std::string> mode, std::size_t threads,
+           std::uint64_t piece_bytes) {
+          GdsOptions options;
+          if (mode) options.mode = detail_parse_gds_mode(*mode);
+          options.threads = threads;
+          options.piece_bytes = piece_bytes;
+          nb::gil_scoped_release release;
+          LocalStoreOptions local;
+          local.read_only = read_only;
+          local.create = create && !read_only;
+          return StoreHandle{GdsStore::open(root, local, options)};
+        },
+        nb::arg("root"), nb::arg("read_only") = false, nb::arg("create") = true, nb::arg("mode").none() = nb::none(),
+        nb::arg("threads") = 0, nb::arg("piece_bytes") = 0,
+        "A directory store whose reads into device memory go through GPUDirect Storage (mode 'auto', "
+        "'cufile' or 'compat'; None: $ZARRKIT_GDS_MODE).");
   m.def("memory_store", [] { return StoreHandle{MemoryStore::create()}; });
   m.def("key_map_store",
         [](const StoreHandle& inner, std::map<std::string, std::string, std::less<>> renames,

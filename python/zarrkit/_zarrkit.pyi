@@ -23,11 +23,15 @@ class Store:
 
     @property
     def kind(self) -> str:
-        """'local', 'memory', 'gpu-memory', 's3', 'http', 'zip' or 'other'."""
+        """
+        'local', 'gds', 'memory', 'gpu-memory', 's3', 'http', 'zip' or 'other'.
+        """
 
     @property
     def root(self) -> str | None:
-        """The directory of a local store or the file of a zip store, else None."""
+        """
+        The directory of a local or GDS store or the file of a zip store, else None.
+        """
 
     @property
     def writable(self) -> bool: ...
@@ -53,6 +57,22 @@ class Store:
 
     def same_as(self, arg: Store, /) -> bool: ...
 
+    def gds_options(self) -> tuple[str, int, int]:
+        """A GDS store's (mode, threads, piece_bytes), as resolved."""
+
+    def gds_device_path(self) -> tuple[str, str]:
+        """
+        A GDS store's device read path ('cufile', 'cufile-compat' or 'compat') and what was found.
+        """
+
+    def gds_stats(self) -> dict[str, int]:
+        """A GDS store's device reads so far, per path."""
+
+    def gds_read_values_into_device(self, keys: Sequence[str], pointers: Sequence[int], capacities: Sequence[int]) -> list[int | None]:
+        """
+        Reads the whole values of `keys` into device memory at `pointers` (each holding `capacities` bytes) through a GDS store; returns their sizes (None: absent; larger than the capacity: not read).
+        """
+
     def flush(self) -> None:
         """Writes pending changes (zip stores); nothing to do for other stores."""
 
@@ -60,6 +80,11 @@ class Store:
         """Flushes and closes a zip store; nothing to do for other stores."""
 
 def local_store(root: str, read_only: bool = False, create: bool = True) -> Store: ...
+
+def gds_store(root: str, read_only: bool = False, create: bool = True, mode: str | None = None, threads: int = 0, piece_bytes: int = 0) -> Store:
+    """
+    A directory store whose reads into device memory go through GPUDirect Storage (mode 'auto', 'cufile' or 'compat'; None: $ZARRKIT_GDS_MODE).
+    """
 
 def memory_store() -> Store: ...
 

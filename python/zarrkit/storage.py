@@ -3,8 +3,9 @@
 Anywhere zarrkit takes a ``store`` you may pass a path (``"data.zarr"``, a
 ``pathlib.Path``, ``"file:///abs/data.zarr"``), ``"memory://"`` for a new in-memory
 store, an S3 or HTTP(S) location (``"s3://bucket/data.zarr"``,
-``"https://host/data.zarr"``), a zip archive (``"data.zip"``, ``"data.zip/group"``), or one
-of these objects.
+``"https://host/data.zarr"``), a zip archive (``"data.zip"``, ``"data.zip/group"``), a
+directory read into GPU memory through GPUDirect Storage (``"gds:///abs/data.zarr"``,
+:class:`GDSStore`), or one of these objects.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import numpy as np
 from zarrkit import _zarrkit
 from zarrkit.errors import ReadOnlyError
 
-__all__ = ["GpuMemoryStore", "LocalStore", "MemoryStore", "RemoteStore", "Store", "StoreLike", "ZipStore"]
+__all__ = [
+    "GDSStore", "GpuMemoryStore", "LocalStore", "MemoryStore", "RemoteStore", "Store", "StoreLike", "ZipStore"
+]
 
 
 class Store:
@@ -140,6 +143,96 @@ class LocalStore(Store):
 
 def _local_store(root: str, read_only: bool) -> LocalStore:
     return LocalStore(root, read_only=read_only)
+
+
+class GDSStore(Store):
+    """A directory whose reads into GPU memory go through GPUDirect Storage, like kvikio's
+    ``kvikio.zarr.GDSStore``.
+
+    Keys, writes, listings and host reads are those of :class:`LocalStore` (the same files).
+    Arrays read under :func:`zarrkit.config.enable_gpu` return CuPy arrays; chunks stored
+    without compression go from the files straight into GPU memory, others through zarrkit's
+    GPU decoders. Device reads use cuFile (libcufile, loaded at run time when installed)
+    or, where it cannot be used, zarrkit's own path: several threads read pieces into
+    pinned buffers and the copies to the GPU overlap the reads.
+
+    ``mode``: ``"auto"`` (cuFile if it loads and its driver opens, else the compat path),
+    ``"cufile"`` (cuFile or :class:`zarrkit.errors.UnsupportedError`), ``"compat"``;
+    None takes ``$ZARRKIT_GDS_MODE`` (default auto). ``threads`` and ``piece_bytes`` tune
+    the I/O threads (0: ``$ZARRKIT_GDS_THREADS`` or 16, ``$ZARRKIT_GDS_PIECE_BYTES`` or
+    4 MiB). Without a GPU, everything but device reads works; those raise
+    ``UnsupportedError("no CUDA device: ...")``. Pickles as its path and options.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        mode: str | None = None,
+        threads: int = 0,
+        piece_bytes: int = 0,
+    ) -> None:
+        if mode is not None and mode not in ("auto", "cufile", "compat"):
+            raise ValueError(f"GDSStore mode must be 'auto', 'cufile' or 'compat', got {mode!r}")
+        self._handle = _zarrkit.gds_store(
+            os.fspath(root), read_only=read_only, create=not read_only, mode=mode, threads=threads,
+            piece_bytes=piece_bytes,
+        )
+        self._read_only = read_only
+
+    @property
+    def root(self) -> pathlib.Path:
+        """The directory."""
+        return pathlib.Path(self._handle.root)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The mode, threads and piece size in force (the environment applied)."""
+        mode, threads, piece_bytes = self._handle.gds_options()
+        return {"mode": mode, "threads": threads, "piece_bytes": piece_bytes}
+
+    @property
+    def device_path(self) -> str:
+        """How device reads go: ``"cufile"``, ``"cufile-compat"`` (cuFile in its own
+        compatibility mode, without the nvidia-fs driver) or ``"compat"``. Chosen at the
+        first device read (or here); raises UnsupportedError without a GPU."""
+        return str(self._handle.gds_device_path()[0])
+
+    @property
+    def device_path_detail(self) -> str:
+        """What was found: cuFile's version and mode, or why it is not used."""
+        return str(self._handle.gds_device_path()[1])
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Device reads so far: values and bytes per path, values cuFile refused."""
+        return dict(self._handle.gds_stats())
+
+    def read_into_device(self, keys: list[str], pointers: list[int], capacities: list[int]) -> list[int | None]:
+        """Reads the whole values of ``keys`` into device memory at ``pointers`` (each
+        ``capacities`` bytes; e.g. ``cupy_array.data.ptr``), all at once over the I/O
+        threads. Returns the sizes (None: absent; a value larger than its capacity is not
+        read)."""
+        return list(self._handle.gds_read_values_into_device(list(keys), list(pointers), list(capacities)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        mode, threads, piece_bytes = self._handle.gds_options()
+        return (_gds_store, (str(self.root), self.read_only, mode, threads, piece_bytes))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GDSStore) and self.root == other.root
+
+    def __hash__(self) -> int:
+        return hash(("gds", self.root))
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        return f"GDSStore({str(self.root)!r}{mode})"
+
+
+def _gds_store(root: str, read_only: bool, mode: str, threads: int, piece_bytes: int) -> GDSStore:
+    return GDSStore(root, read_only=read_only, mode=mode, threads=threads, piece_bytes=piece_bytes)
 
 
 class MemoryStore(Store):
@@ -324,7 +417,8 @@ def resolve(store: Any, path: str | None, *, mode: str) -> tuple[Store, str]:
             writing = False
         handle, inner = _zarrkit.open_location(location, for_writing=writing)
         classes: dict[str, type[Store]] = {
-            "local": LocalStore, "memory": MemoryStore, "s3": RemoteStore, "http": RemoteStore, "zip": ZipStore
+            "local": LocalStore, "gds": GDSStore, "memory": MemoryStore, "s3": RemoteStore, "http": RemoteStore,
+            "zip": ZipStore,
         }
         wrapped = classes.get(handle.kind, Store)._wrap(handle, not writing)
         return wrapped, _join(inner, node_path)
@@ -338,6 +432,9 @@ def _from_zarr_python_store(store: Any) -> Store | None:
     cls = type(store)
     if cls.__module__.startswith("zarr.") and cls.__name__ == "LocalStore":
         return LocalStore(store.root, read_only=bool(getattr(store, "read_only", False)))
+    # kvikio's GDSStore (a zarr-python LocalStore read into GPU memory): zarrkit's.
+    if cls.__module__.startswith("kvikio") and cls.__name__ == "GDSStore":
+        return GDSStore(store.root, read_only=bool(getattr(store, "read_only", False)))
     return None
 
 

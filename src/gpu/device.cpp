@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/device_read.h"
 #include "gpu/device_write.h"
+#include "gpu/gds_engine.h"
 #include "zarrkit/error.h"
 #include "zarrkit/gpu.h"
 
@@ -104,23 +105,39 @@ class DeviceAllocator final : public Allocator {
 bool gpu_available() { return gpu::probe().available; }
 std::string gpu_unavailable_reason() { return gpu::probe().reason; }
 
-Allocator& pinned_host_allocator() {
-  static gpu::PinnedAllocator allocator;
+namespace gpu {
+namespace {
+Allocator& pinned_instance() {
+  static PinnedAllocator allocator;
   return allocator;
+}
+Allocator& device_instance() {
+  static DeviceAllocator allocator;
+  return allocator;
+}
+}  // namespace
+}  // namespace gpu
+
+// Whoever holds one of these allocators may hand device memory to the engine or a store
+// (GdsStore): the GPU module's hooks are installed first.
+Allocator& pinned_host_allocator() {
+  install_gpu_support();
+  return gpu::pinned_instance();
 }
 
 Allocator& device_allocator() {
-  static gpu::DeviceAllocator allocator;
-  return allocator;
+  install_gpu_support();
+  return gpu::device_instance();
 }
 
 void install_gpu_support() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_allocator(MemoryKind::kPinnedHost, &pinned_host_allocator());
-    register_allocator(MemoryKind::kDevice, &device_allocator());
+    register_allocator(MemoryKind::kPinnedHost, &gpu::pinned_instance());
+    register_allocator(MemoryKind::kDevice, &gpu::device_instance());
     set_device_read_hook(&gpu::read_into_device);
     set_device_write_hook(&gpu::write_from_device);
+    detail::set_gds_engine_factory(&gpu::gds_engine_for);
   });
 }
 

@@ -27,6 +27,7 @@
 #include "gpu/nvcomp_runtime.h"
 #include "gpu/sharded_plan.h"
 #include "zarrkit/error.h"
+#include "zarrkit/stores/gds_store.h"
 #include "zarrkit/thread_pool.h"
 
 namespace zarrkit::gpu {
@@ -61,6 +62,19 @@ namespace {
 std::atomic<std::uint64_t> g_nvcomp_min_chunks{kNvcompMinChunks};
 }
 
+namespace {
+std::atomic<bool>& gds_direct_switch() {
+  static std::atomic<bool> enabled{[] {
+    const char* v = std::getenv("ZARRKIT_GDS_DIRECT");
+    return v == nullptr || std::string_view(v) != "0";
+  }()};
+  return enabled;
+}
+}  // namespace
+
+void set_gds_direct(bool enabled) { gds_direct_switch().store(enabled); }
+bool gds_direct_enabled() { return gds_direct_switch().load(); }
+
 void set_nvcomp_decode(bool enabled, std::uint64_t min_chunks) {
   g_nvcomp_min_chunks.store(std::max<std::uint64_t>(min_chunks, 1));
   nvcomp_switch().store(enabled);
@@ -79,6 +93,7 @@ struct HostChunk {
   bool nvcomp = false;          // decoded by nvCOMP into its slot (no CPU stage, no streams)
   bool present = false;
   bool on_gpu = false;
+  bool direct = false;          // read by the GDS store straight into the slot's direct area
   Buffer original;  // the stored value
   Buffer staged;    // owns the bytes to upload
   const std::byte* upload = nullptr;
@@ -93,6 +108,7 @@ struct Slot {
   std::unique_ptr<PinnedArena> arena;   // chunk bytes
   std::unique_ptr<PinnedArena> tables;  // job tables, then the status read-back
   DeviceBuffer input, decoded, scratch, table_memory, status, partial, nvcomp_temp, nvcomp_state;
+  DeviceBuffer direct;  // chunks a GDS store read straight into device memory (gds_direct_)
   std::vector<HostChunk> chunks;
   const std::int32_t* host_status = nullptr;
   // nvCOMP chunks of the batch (indices into chunks) and, read back, per chunk: its status
@@ -126,6 +142,12 @@ class DeviceReader {
     blosc_ = std::any_of(chain_.gpu_stages.begin(), chain_.gpu_stages.end(),
                          [](const GpuStage& s) { return s.kind == GpuStageKind::kBlosc; });
     if (std::min(per_batch_, plan_.num_tasks()) >= nvcomp_min_chunks()) nvcomp_codec_ = nvcomp_codec_for(chain_);
+    // Chunks stored as they are laid out (no codec but bytes and transposes) need nothing
+    // parsed on the host: a GDS store reads them straight into device memory.
+    if (gds_direct_enabled() && !sharded_ && !nvcomp_codec_ && !chain_.cpu_whole_chain && chain_.cpu_stages.empty() &&
+        chain_.gpu_stages.empty()) {
+      gds_ = dynamic_cast<GdsStore*>(array.store().get());
+    }
   }
 
   ~DeviceReader() {
@@ -133,7 +155,7 @@ class DeviceReader {
       if (s.stream == nullptr) continue;
       cudaStreamSynchronize(s.stream);  // nothing may still write into the caller's output
       for (DeviceBuffer* b : {&s.input, &s.decoded, &s.scratch, &s.table_memory, &s.status, &s.partial,
-                              &s.nvcomp_temp, &s.nvcomp_state}) {
+                              &s.nvcomp_temp, &s.nvcomp_state, &s.direct}) {
         b->release(s.stream);
       }
       cudaStreamSynchronize(s.stream);
@@ -378,6 +400,57 @@ class DeviceReader {
     });
   }
 
+  // Chunks laid out as stored, on a GDS store: read straight into the slot's direct area,
+  // one slot per chunk; a value of another size than the chunk's goes the usual way (it is
+  // decoded on the CPU or reported as the CPU path reports it).
+  void prepare_direct(Slot& slot, std::uint64_t first, std::uint64_t count, const BufferPrototype& staging) {
+    std::vector<std::string> keys(to_size(count));
+    shared_thread_pool().parallel_for(to_size(count), [&](std::size_t i) {
+      HostChunk& c = slot.chunks[i];
+      plan_.task(first + i, c.task);
+      c.key = m_.chunk_key(c.task.chunk_coords);
+      keys[i] = join_key(array_.path(), c.key);
+    });
+    slot.direct.ensure(count * slot_bytes_, slot.stream, "allocating device memory for chunk bytes");
+    // Other streams (the store's) write the area: its allocation must be complete.
+    check_cuda(cudaStreamSynchronize(slot.stream), "allocating device memory for chunk bytes");
+    std::vector<MutableByteView> dests;
+    dests.reserve(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) dests.emplace_back(slot.direct.ptr + i * slot_bytes_, chain_.chunk_bytes);
+    const std::vector<std::optional<std::uint64_t>> sizes = gds_->read_values_into(keys, dests, MemoryKind::kDevice);
+    std::vector<std::size_t> others;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      HostChunk& c = slot.chunks[i];
+      if (!sizes[i]) {
+        read_stats().chunks_missing.fetch_add(1);
+      } else if (*sizes[i] == chain_.chunk_bytes) {
+        c.present = true;
+        c.direct = true;
+        c.on_gpu = true;
+        c.jobs = ChunkJobs{};
+        c.input_offset = i * slot_bytes_;
+        read_stats().chunks_decoded_on_gpu.fetch_add(1);
+        read_stats().chunks_read_direct.fetch_add(1);
+      } else {
+        others.push_back(i);
+      }
+    }
+    Store& store = *array_.store();
+    shared_thread_pool().parallel_for(others.size(), [&](std::size_t k) {
+      HostChunk& c = slot.chunks[others[k]];
+      try {
+        auto encoded = store.get(keys[others[k]], staging);
+        if (!encoded) {
+          read_stats().chunks_missing.fetch_add(1);
+          return;
+        }
+        process(c, *slot.arena, std::move(*encoded));
+      } catch (const Error& e) {
+        rethrow_with_context(e, context(c.key));
+      }
+    });
+  }
+
   // Host phase: read the batch's chunks (in parallel) and parse their headers.
   void prepare(Slot& slot, std::uint64_t first, std::uint64_t count) {
     // Chunks rarely take more room encoded than decoded; start from what earlier batches
@@ -396,6 +469,8 @@ class DeviceReader {
     Store& store = *array_.store();
     if (sharded_) {
       prepare_sharded(slot, first, count, staging);
+    } else if (gds_ != nullptr) {
+      prepare_direct(slot, first, count, staging);
     } else {
       shared_thread_pool().parallel_for(to_size(count), [&](std::size_t i) {
         HostChunk& c = slot.chunks[i];
@@ -433,7 +508,7 @@ class DeviceReader {
     std::uint64_t slots_used = 0;
     bool any_blocks = false;
     for (HostChunk& c : slot.chunks) {
-      if (!c.present) continue;
+      if (!c.present || c.direct) continue;
       if (c.upload_size > 0 && arena.contains(c.upload)) {
         c.input_offset = static_cast<std::uint64_t>(c.upload - arena.base());
       } else {
@@ -455,6 +530,7 @@ class DeviceReader {
     std::vector<std::uint32_t> segment_jobs;
     std::vector<CopyJob> copies;
     const auto input_base = reinterpret_cast<std::uint64_t>(slot.input.ptr);
+    const auto direct_base = reinterpret_cast<std::uint64_t>(slot.direct.ptr);
     const auto decoded_base = reinterpret_cast<std::uint64_t>(slot.decoded.ptr);
     const auto region_base = reinterpret_cast<std::uint64_t>(region_.data);
     for (std::uint32_t i = 0; i < count; ++i) {
@@ -486,8 +562,9 @@ class DeviceReader {
         job.chunk = i;
         blocks.push_back(job);
       }
-      const std::uint64_t chunk_base = c.jobs.uses_slot ? decoded_base + c.decoded_offset
-                                                         : input_base + c.input_offset + c.jobs.passthrough_offset;
+      const std::uint64_t chunk_base = c.direct          ? direct_base + c.input_offset
+                                       : c.jobs.uses_slot ? decoded_base + c.decoded_offset
+                                                          : input_base + c.input_offset + c.jobs.passthrough_offset;
       for_each_box(c.task, chain_.stored_strides, region_.byte_strides,
                    [&](const std::vector<CopyDim>& dims, std::int64_t src_offset, std::int64_t dst_offset) {
                      add_copy_jobs(copies, chunk_base + static_cast<std::uint64_t>(src_offset),
@@ -544,7 +621,7 @@ class DeviceReader {
     const char* what = "copying a batch of chunks to the device";
     if (arena.used() > 0) check_cuda(cudaMemcpyAsync(slot.input.ptr, arena.base(), arena.used(), cudaMemcpyHostToDevice, stream), what);
     for (const HostChunk& c : slot.chunks) {
-      if (c.present && c.upload_size > 0 && !arena.contains(c.upload)) {
+      if (c.present && !c.direct && c.upload_size > 0 && !arena.contains(c.upload)) {
         check_cuda(cudaMemcpyAsync(slot.input.ptr + c.input_offset, c.upload, c.upload_size, cudaMemcpyHostToDevice,
                                    stream),
                    what);
@@ -648,7 +725,13 @@ class DeviceReader {
   void recover(Slot& slot, const HostChunk& c, std::int32_t code) {
     NDBuffer decoded;
     try {
-      decoded = decode_on_cpu(c.original.view(), BufferPrototype::host());
+      Buffer original = c.original;
+      if (c.direct) {  // read straight into device memory: read it again on the host
+        auto bytes = array_.store()->get(join_key(array_.path(), c.key));
+        if (!bytes) fail_data_loss("the chunk was deleted while it was read");
+        original = std::move(*bytes);
+      }
+      decoded = decode_on_cpu(original.view(), BufferPrototype::host());
       if (decoded.nbytes() != chain_.chunk_bytes) {
         fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", decoded.nbytes(), chain_.chunk_bytes);
       }
@@ -700,6 +783,7 @@ class DeviceReader {
   bool blosc_ = false;                  // the GPU decodes blosc chunks (its streams are splits)
   std::uint64_t next_arena_size_ = 0;
   std::optional<NvcompCodec> nvcomp_codec_;
+  GdsStore* gds_ = nullptr;  // the array's store, when its chunks are read straight into device memory
   std::vector<Slot> slots_ = std::vector<Slot>(g_pipeline_depth.load());
 };
 

@@ -24,6 +24,8 @@ struct ReadStats {
   std::atomic<std::uint64_t> chunks_decoded_on_cpu{0};  // CPU-only codecs or headers
   std::atomic<std::uint64_t> chunks_missing{0};
   std::atomic<std::uint64_t> chunks_decoded_by_nvcomp{0};  // part of chunks_decoded_on_gpu
+  // Chunks a GdsStore read straight into device memory (part of chunks_decoded_on_gpu).
+  std::atomic<std::uint64_t> chunks_read_direct{0};
   // Chunks the GPU rejected but the CPU then decoded (should stay 0: a GPU decoder that
   // refuses valid data is a bug; the read still returns the right values).
   std::atomic<std::uint64_t> gpu_rejections_recovered{0};
@@ -50,6 +52,13 @@ ReadStats& read_stats();
 void set_batch_budget(std::uint64_t bytes);
 std::uint64_t batch_budget();
 void set_pipeline_depth(std::size_t batches);
+
+// Arrays on a GdsStore whose chunks are stored as laid out (no codecs but bytes and
+// transposes; not sharded) have the store read their chunks straight into device memory
+// (cuFile, or its pinned staging with overlapped copies) instead of into the pinned arena.
+// On by default; off with set_gds_direct(false) or ZARRKIT_GDS_DIRECT=0 (to compare).
+void set_gds_direct(bool enabled);
+bool gds_direct_enabled();
 
 // nvCOMP for zstd and gzip chunks (loaded at run time, gpu/nvcomp_runtime.h): off by default,
 // on with set_nvcomp_decode(true) or ZARRKIT_NVCOMP_DECODE=1 in the environment. Only for

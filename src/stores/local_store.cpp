@@ -35,6 +35,8 @@ class FileHandle {
     if (fd_ >= 0) io_.close(fd_);
   }
   int fd() const { return fd_; }
+  // Gives up ownership: the descriptor stays open.
+  void release() { fd_ = -1; }
   // Closes now and reports the result; EINTR from close still closed the file on Linux.
   int close() {
     int result = io_.close(fd_);
@@ -176,9 +178,9 @@ bool wants_host_memory(const BufferPrototype& prototype) { return is_host_access
 // Opens `path` for reading into `handle`; false when there is no such file or it is a
 // directory. Returns the file size through `size`.
 bool open_value(FileIo& io, const std::string& path, std::string_view key, const std::string& store,
-                std::optional<FileHandle>& handle, std::uint64_t& size) {
+                std::optional<FileHandle>& handle, std::uint64_t& size, int extra_flags = 0) {
   // O_NONBLOCK: opening a FIFO planted in the store must not hang.
-  int fd = retry_eintr([&] { return io.open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0); });
+  int fd = retry_eintr([&] { return io.open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags, 0); });
   if (fd < 0) {
     int error = errno;
     if (error == ENOENT || error == ENOTDIR) return false;
@@ -309,6 +311,28 @@ std::optional<std::uint64_t> LocalStore::read_into(std::string_view key, std::sp
     i = j;
   }
   return size;
+}
+
+LocalFile::LocalFile(std::shared_ptr<detail::FileIo> io, int fd, std::uint64_t size)
+    : io_(std::move(io)), fd_(fd), size_(size) {}
+
+LocalFile::LocalFile(LocalFile&& other) noexcept : io_(other.io_), fd_(other.fd_), size_(other.size_) {
+  other.fd_ = -1;
+}
+
+LocalFile::~LocalFile() {
+  if (fd_ >= 0) io_->close(fd_);
+}
+
+std::optional<LocalFile> LocalStore::open_file(std::string_view key, int extra_flags) const {
+  validate_key(key);
+  std::string path = checked_path(key);
+  std::optional<FileHandle> handle;
+  std::uint64_t size = 0;
+  if (!open_value(*io_, path, key, describe(), handle, size, extra_flags)) return std::nullopt;
+  LocalFile file(io_, handle->fd(), size);
+  handle->release();
+  return file;
 }
 
 std::optional<std::uint64_t> LocalStore::size(std::string_view key) {

@@ -198,6 +198,30 @@ TEST(LocalStore, RejectsBadKeysEverywhere) {
   EXPECT_TRUE(files_below(dir / "root").empty());
 }
 
+TEST(LocalStore, OpenFileChecksKeysAsReadsDo) {
+  TempDir dir;
+  write_file(dir / "outside/secret", "secret");
+  LocalStore store(dir / "root");
+  store.set("a/value", as_bytes("twelve bytes"));
+  fs::create_symlink(dir / "outside/secret", dir / "root/secret_link");
+
+  const std::optional<LocalFile> file = store.open_file("a/value");
+  ASSERT_TRUE(file.has_value());
+  EXPECT_EQ(file->size(), 12u);
+  char head[6] = {};
+  EXPECT_EQ(::pread(file->fd(), head, 6, 0), 6);
+  EXPECT_EQ(std::string(head, 6), "twelve");
+  // The open file keeps the value it was opened on, whatever is written after.
+  store.set("a/value", as_bytes("new"));
+  EXPECT_EQ(::pread(file->fd(), head, 6, 6), 6);
+  EXPECT_EQ(std::string(head, 6), " bytes");
+
+  EXPECT_FALSE(store.open_file("a/missing").has_value());
+  EXPECT_FALSE(store.open_file("a").has_value());  // a directory
+  EXPECT_THROW(store.open_file("secret_link"), InvalidArgumentError);
+  EXPECT_THROW(store.open_file("../outside/secret"), InvalidArgumentError);
+}
+
 TEST(LocalStore, RefusesSymlinksLeadingOutsideTheRoot) {
   TempDir dir;
   write_file(dir / "outside/secret", "secret");

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "zarrkit/error.h"
+#include "zarrkit/stores/gds_store.h"
 #include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
@@ -20,6 +21,7 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kMemoryScheme = "memory://";
 constexpr std::string_view kFileScheme = "file://";
+constexpr std::string_view kGdsScheme = "gds://";
 
 // The URL scheme of `location` ("s3" for "s3://b/k"), or "" for a plain path.
 std::string_view scheme_of(std::string_view location) {
@@ -159,6 +161,14 @@ StoreLocation open_location(std::string_view location, bool for_writing) {
   }
   if (location.starts_with(kFileScheme)) {
     return open_path(location, path_of_file_url(location), for_writing);
+  }
+  if (location.starts_with(kGdsScheme)) {
+    // The directory store of the path after the scheme, read into device memory through
+    // GPUDirect Storage (gds_store.h).
+    StoreLocation local = open_path(location, std::string(location.substr(kGdsScheme.size())), for_writing);
+    auto directory = std::dynamic_pointer_cast<LocalStore>(local.store);
+    if (!directory) fail_unsupported("cannot open \"{}\": gds:// names a directory store, not an archive", location);
+    return {std::make_shared<GdsStore>(std::move(directory)), std::move(local.path)};
   }
   if (std::string_view scheme = scheme_of(location); !scheme.empty()) {
     std::string lower_scheme(scheme);

@@ -4,6 +4,7 @@
 
 #include "stores/testing/temp_dir.h"
 #include "zarrkit/error.h"
+#include "zarrkit/stores/gds_store.h"
 #include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
@@ -156,6 +157,26 @@ TEST(OpenLocation, ZipArchives) {
   EXPECT_NE(dynamic_cast<LocalStore*>(open_location((dir / "dir.zip").string()).store.get()), nullptr);
   write_file(dir / "bad.zip", "not a zip");
   EXPECT_THROW(open_location((dir / "bad.zip").string()), DataLossError);
+}
+
+TEST(OpenLocation, GdsUrlsOpenGdsStoresOverTheDirectory) {
+  Hierarchy h;
+  const std::string path = (h.root() / "data.zarr/group/array").string();
+  StoreLocation l = open_location("gds://" + path);
+  auto* gds = dynamic_cast<GdsStore*>(l.store.get());
+  ASSERT_NE(gds, nullptr);
+  EXPECT_EQ(gds->root(), h.root() / "data.zarr");
+  EXPECT_EQ(l.path, "group/array");
+  EXPECT_EQ(gds->describe(), "gds://" + (h.root() / "data.zarr").string());
+  EXPECT_FALSE(gds->capabilities().writable);
+  EXPECT_EQ(std::string(as_chars(gds->get("group/array/c/0")->view())), "chunk");
+
+  StoreLocation created = open_location("gds://" + (h.root() / "new.zarr").string(), /*for_writing=*/true);
+  ASSERT_NE(dynamic_cast<GdsStore*>(created.store.get()), nullptr);
+  created.store->set("zarr.json", as_bytes("{}"));
+  EXPECT_TRUE(fs::exists(h.root() / "new.zarr/zarr.json"));
+  EXPECT_THROW(open_location("gds://" + (h.root() / "absent.zarr").string()), NotFoundError);
+  EXPECT_THROW(open_location("gds://" + (h.root() / "x.zip").string(), true), UnsupportedError);
 }
 
 TEST(OpenLocation, HttpUrlsOpenReadOnlyHttpStores) {

@@ -3,15 +3,15 @@
 # one command (device time is scarce): the C++ GPU tests, the Python GPU tests,
 # compute-sanitizer memcheck and racecheck, and benchmarks S7 (kernel-only decode against
 # nvCOMP) and S6 / S10 (reads into device memory against zarr-python + kvikio and
-# tensorstore + copy), and writes from device memory (their tests, sanitizers, zarr-python
-# reading what the GPU wrote, and zarrkit_gpu_write_bench). Each stage has its own time
-# limit; results and logs go to $OUT (at most 8 files come back): session.log,
-# gpu_tests.log, pytest.log, sanitizers.log, s7.json, bench.jsonl, write_tests.log,
-# write_bench.md; the lz4 stage: lz4.log, s7-lz4.json.
+# tensorstore + copy), GDS store reads, and writes from device memory (their tests,
+# sanitizers, zarr-python reading what the GPU wrote, and zarrkit_gpu_write_bench). Each
+# stage has its own time limit; results and logs go to $OUT (at most 8 files come back):
+# session.log, gpu_tests.log, pytest.log, sanitizers.log, s7.json, bench.jsonl, gds.jsonl,
+# write_tests.log, write_bench.md; the lz4 stage: lz4.log, s7-lz4.json.
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
-# STAGES="pytest s6" (any of gpu_tests pytest s7 s6 sanitizers write write_bench lz4) runs
-# only those stages (lz4 only when named: the LZ4 kernel variants' tests, sanitizers and S7
-# study);
+# STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench lz4)
+# runs only those stages (lz4 only when named: the LZ4 kernel variants' tests, sanitizers
+# and S7 study);
 # BENCH_ONLY=s6 limits the S6/S10 stage to one scenario.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -42,6 +42,14 @@ export KVIKIO_COMPAT_MODE=ON KVIKIO_NTHREADS=$(nproc)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # GPUDirect Storage: whether cuFile is installed here and the nvidia-fs driver loaded.
 echo "cuFile: $( (ldconfig -p | grep -o 'libcufile.so[.0-9]*' | sort -u | tr '\n' ' '; ls /usr/local/cuda*/lib64/libcufile.so* 2>/dev/null) | tr '\n' ' ') nvidia-fs: $(lsmod 2>/dev/null | grep -c nvidia_fs)"
+# zarrkit's GDSStore loads libcufile.so.0 through the loader's path; where it lies elsewhere
+# (the CUDA toolkit's lib64, a Python wheel), name it.
+cufile=$( (ldconfig -p | awk '/libcufile\.so\.0 /{print $NF}'; ls /usr/local/cuda*/lib64/libcufile.so.0 \
+  /usr/local/cuda*/targets/*/lib/libcufile.so.0 2>/dev/null;
+  python3 -c "import nvidia.cufile, os; print(os.path.join(list(nvidia.cufile.__path__)[0], 'lib', 'libcufile.so.0'))" 2>/dev/null) |
+  while read -r f; do [[ -f $f ]] && { echo "$f"; break; }; done)
+if [[ -n $cufile ]]; then export ZARRKIT_CUFILE_LIBRARY=$cufile; fi
+echo "ZARRKIT_CUFILE_LIBRARY=${ZARRKIT_CUFILE_LIBRARY:-(none found)}"
 python3 -c "import zarrkit, cupy; print('zarrkit GPU:', zarrkit.config.gpu_available(), 'cupy', cupy.__version__)"
 
 if wanted gpu_tests; then
@@ -54,7 +62,7 @@ fi
 if wanted pytest; then
 stage "python GPU tests"
 timeout 120 python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu.py tests/python/test_config.py \
-  tests/python/test_zarr_pipeline_gpu.py > "$out/pytest.log" 2>&1
+  tests/python/test_zarr_pipeline_gpu.py tests/python/test_gds_store.py > "$out/pytest.log" 2>&1
 echo "pytest rc $?"; tail -3 "$out/pytest.log"
 fi
 
@@ -72,6 +80,14 @@ timeout 130 python3 bench/gpu/s6_s10.py --dir /tmp/zk_bench --size $size --reps 
 echo "s6/s10 rc ${PIPESTATUS[0]}"
 fi
 
+if wanted gds; then
+stage "GDS store: S6 rows through GDSStore, raw store reads against kvikio"
+size=full; [[ $quick == --quick ]] && size=small
+timeout 150 python3 bench/gpu/s6_s10.py --dir /tmp/zk_gds --size $size --reps 6 --json "$out/gds.jsonl" --only s6,gds \
+  --cases "N none,N blosc-lz4,files" --skip-tensorstore --no-cold 2>&1 | tail -60
+echo "gds rc ${PIPESTATUS[0]}"
+fi
+
 if wanted sanitizers; then
 stage "compute-sanitizer"
 # The kernels are unchanged since the full sanitizer runs of docs/gpu.md; these cover the
@@ -84,6 +100,15 @@ filter='GpuShardRead.*:GpuRead.ManyBatches*:GpuRead.V2*:GpuRead.Corrupt*:GpuMemo
   ZARRKIT_GPU_TEST_QUICK=1 timeout 35 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$work/bin/gpu_tests" --gtest_filter="$filter"
   echo "racecheck rc $?"
+  # The GDS store's engine (I/O threads, pinned staging, copies on their streams) and the
+  # device reader's direct chunks.
+  gds_filter='Paths/GdsDeviceReads.*:GdsStoreArrays.*'
+  ZARRKIT_GPU_TEST_QUICK=1 timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$work/bin/gpu_tests" --gtest_filter="$gds_filter"
+  echo "memcheck (gds) rc $?"
+  ZARRKIT_GPU_TEST_QUICK=1 timeout 40 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$work/bin/gpu_tests" --gtest_filter="$gds_filter"
+  echo "racecheck (gds) rc $?"
 } > "$out/sanitizers.log" 2>&1
 grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/sanitizers.log"
 fi

@@ -41,6 +41,28 @@ namespace detail {
 class FileIo;
 }
 
+// A value opened for reading by LocalStore::open_file: the file descriptor stays open (and
+// the bytes it names stay those of the value as it was when opened, since writes replace
+// files by renaming) until this is destroyed.
+class LocalFile {
+ public:
+  LocalFile(std::shared_ptr<detail::FileIo> io, int fd, std::uint64_t size);
+  LocalFile(LocalFile&& other) noexcept;
+  LocalFile& operator=(LocalFile&&) = delete;
+  LocalFile(const LocalFile&) = delete;
+  ~LocalFile();
+
+  int fd() const { return fd_; }
+  std::uint64_t size() const { return size_; }
+  // The system calls of the store that opened it (tests replace them).
+  detail::FileIo& io() const { return *io_; }
+
+ private:
+  std::shared_ptr<detail::FileIo> io_;
+  int fd_;
+  std::uint64_t size_;
+};
+
 struct LocalStoreOptions {
   bool read_only = false;
   bool durable = false;  // fsync file and directory on every write
@@ -78,6 +100,12 @@ class LocalStore : public Store {
   void erase_prefix(std::string_view prefix) override;
   std::vector<std::string> list(std::string_view prefix = "") override;
   DirListing list_dir(std::string_view prefix) override;
+
+  // For stores that read the files themselves (GdsStore): the value of `key` opened for
+  // reading, after the same key and symlink checks as get(); nullopt when it is absent.
+  // `extra_flags` are added to open()'s (O_DIRECT, say).
+  std::optional<LocalFile> open_file(std::string_view key, int extra_flags = 0) const;
+  bool read_only() const { return options_.read_only; }
 
   // Deletes temporary files older than `min_age_seconds`; returns how many. Run on open.
   std::size_t clean_stale_temp_files(double min_age_seconds = 3600.0);

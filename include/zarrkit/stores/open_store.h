@@ -1,6 +1,6 @@
 // Opens a store from a user-facing location: a filesystem path or file:// URL; memory:// for
 // a fresh in-memory store; s3://bucket/prefix (S3Store); http:// and https:// (HttpStore,
-// read-only); a path ending in ".zip" (ZipStore).
+// read-only); a path ending in ".zip" (ZipStore); gds://path (GdsStore).
 #pragma once
 
 #include <memory>
@@ -26,6 +26,9 @@ struct StoreLocation {
 //   "x.zip" (any case; also as a file:// URL)  a ZipStore over that archive (node path ""),
 //   read-only unless `for_writing`, when a missing archive is created at its first flush;
 //   "x.zip/group/array", where x.zip is a file, the same store with that node path.
+//   "gds://" followed by a path ("gds:///abs/data.zarr", "gds://relative/data.zarr"): the
+//   directory as a path would open it, as a GdsStore (device reads through GPUDirect
+//   Storage, gds_store.h; options from the ZARRKIT_GDS_* variables). Zip paths are refused.
 //   The archive is written when the store is flushed or destroyed (see zip_store.h).
 // Remote locations send no request when opened. Other schemes are refused with
 // UnsupportedError.

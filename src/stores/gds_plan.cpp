@@ -1,0 +1,119 @@
+#include "stores/gds_plan.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "stores/file_io.h"
+#include "stores/local_store_internal.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit::detail {
+
+GdsMode parse_gds_mode(std::string_view text, std::string_view where) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "auto") return GdsMode::kAuto;
+  if (lower == "cufile") return GdsMode::kCufile;
+  if (lower == "compat") return GdsMode::kCompat;
+  fail_invalid("{} is \"{}\": it must be auto, cufile or compat", where, text);
+}
+
+std::string_view gds_mode_name(GdsMode mode) {
+  switch (mode) {
+    case GdsMode::kAuto: return "auto";
+    case GdsMode::kCufile: return "cufile";
+    case GdsMode::kCompat: return "compat";
+  }
+  return "?";
+}
+
+GdsPathReport choose_gds_path(GdsMode requested, const CufileProbe& probe) {
+  GdsPathReport report;
+  if (requested == GdsMode::kCompat) {
+    report.detail = "the compat path was asked for (mode compat); cuFile is not loaded";
+    return report;
+  }
+  const bool usable = probe.loaded && probe.driver_opened;
+  if (!usable) {
+    const std::string why = probe.reason.empty() ? std::string("cuFile cannot be used") : probe.reason;
+    if (requested == GdsMode::kCufile) {
+      fail_unsupported("GPUDirect Storage was asked for (mode cufile), but {}", why);
+    }
+    report.detail = "cuFile is not used: " + why;
+    return report;
+  }
+  report.path = GdsPath::kCufile;
+  report.cufile_compat_mode = !probe.gds_driver;
+  const std::string version = probe.version.empty() ? std::string() : " " + probe.version;
+  report.detail = probe.gds_driver
+                      ? "cuFile" + version + " with the nvidia-fs driver (GPUDirect transfers)"
+                      : "cuFile" + version + " in its compatibility mode (no nvidia-fs driver)";
+  return report;
+}
+
+std::vector<Piece> plan_pieces(std::span<const PlannedRead> reads, std::uint64_t piece_bytes,
+                               std::uint64_t max_gap) {
+  if (piece_bytes == 0) fail_invalid("GDS pieces must hold at least one byte");
+  std::vector<Piece> pieces;
+  bool open = false;  // the last piece may take more reads
+  for (std::size_t r = 0; r < reads.size(); ++r) {
+    const PlannedRead& read = reads[r];
+    if (read.length == 0) continue;
+    std::uint64_t done = 0;
+    // Into the open piece when it follows closely enough and everything fits.
+    if (open) {
+      Piece& last = pieces.back();
+      const std::uint64_t end = last.dest + last.length;
+      if (read.dest >= end && read.dest - end <= max_gap && read.dest - last.dest <= piece_bytes &&
+          read.length <= piece_bytes - (read.dest - last.dest)) {
+        last.segments.push_back({static_cast<std::uint32_t>(r), read.file_offset, read.length, read.dest - last.dest});
+        last.length = read.dest + read.length - last.dest;
+        continue;
+      }
+    }
+    while (done < read.length) {
+      const std::uint64_t n = std::min(piece_bytes, read.length - done);
+      Piece piece;
+      piece.dest = read.dest + done;
+      piece.length = n;
+      piece.segments.push_back({static_cast<std::uint32_t>(r), read.file_offset + done, n, 0});
+      pieces.push_back(std::move(piece));
+      done += n;
+    }
+    open = pieces.back().length < piece_bytes;
+  }
+  return pieces;
+}
+
+std::string file_ended_early(std::uint64_t ended_at, std::uint64_t expected_end) {
+  return fmt::format("the file ended at byte {}, {} expected: it changed size while being read", ended_at,
+                     expected_end);
+}
+
+std::optional<std::string> pread_fully(FileIo& io, int fd, std::byte* dst, std::uint64_t length,
+                                       std::uint64_t offset) {
+  std::uint64_t done = 0;
+  while (done < length) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(length - done, 1ull << 30));
+    const ssize_t got = retry_eintr([&] { return io.pread(fd, dst + done, want, static_cast<off_t>(offset + done)); });
+    if (got < 0) return errno_text(errno);
+    if (got == 0) return file_ended_early(offset + done, offset + length);
+    done += static_cast<std::uint64_t>(got);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::uint64_t> pack_values(std::span<const std::uint64_t> sizes, std::uint64_t alignment) {
+  if (alignment == 0) alignment = 1;
+  std::vector<std::uint64_t> offsets;
+  offsets.reserve(sizes.size() + 1);
+  std::uint64_t at = 0;
+  for (const std::uint64_t size : sizes) {
+    offsets.push_back(at);
+    at += (size + alignment - 1) / alignment * alignment;
+  }
+  offsets.push_back(at);
+  return offsets;
+}
+
+}  // namespace zarrkit::detail
