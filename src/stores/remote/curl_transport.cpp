@@ -50,10 +50,17 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// The requests of one perform() or perform_each() call, on the caller's stack until all
+// are complete.
 struct Batch {
   std::mutex mutex;
   std::condition_variable done;
   std::size_t remaining = 0;
+  // perform_each: the caller is woken for each complete response, whose index lands here.
+  bool streaming = false;
+  std::vector<std::size_t> ready;
+  // The caller's handler failed: transfers not yet started are completed unstarted.
+  std::atomic<bool> cancelled{false};
 };
 
 // One request's state while it runs.
@@ -61,6 +68,7 @@ struct Transfer {
   const HttpRequest* request = nullptr;
   HttpResponse* response = nullptr;
   Batch* batch = nullptr;
+  std::size_t index = 0;  // in the batch
   std::uint64_t max_body = 0;
 
   CURL* easy = nullptr;
@@ -186,9 +194,24 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
 
   std::vector<HttpResponse> perform(std::span<const HttpRequest> requests) override {
     std::vector<HttpResponse> responses(requests.size());
-    if (requests.empty()) return responses;
+    run_batch(requests, responses, nullptr);
+    return responses;
+  }
+
+  void perform_each(std::span<const HttpRequest> requests, const ResponseHandler& on_response) override {
+    std::vector<HttpResponse> responses(requests.size());
+    run_batch(requests, responses, &on_response);
+  }
+
+ private:
+  // Queues the requests, waits for all of them, and (when streaming) hands each response to
+  // the handler as it completes. Returns only once no transfer refers to the batch.
+  void run_batch(std::span<const HttpRequest> requests, std::vector<HttpResponse>& responses,
+                 const ResponseHandler* on_response) {
+    if (requests.empty()) return;
     Batch batch;
     batch.remaining = requests.size();
+    batch.streaming = on_response != nullptr;
     std::vector<std::unique_ptr<Transfer>> transfers;
     transfers.reserve(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -196,6 +219,7 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
       t->request = &requests[i];
       t->response = &responses[i];
       t->batch = &batch;
+      t->index = i;
       t->max_body = options_.max_body_bytes;
       transfers.push_back(std::move(t));
     }
@@ -205,12 +229,31 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
       for (auto& t : transfers) queue_.push_back(t.get());
     }
     curl_multi_wakeup(multi_);
+    std::exception_ptr failure;
+    std::vector<std::size_t> ready;
     std::unique_lock lock(batch.mutex);
-    batch.done.wait(lock, [&] { return batch.remaining == 0; });
-    return responses;
+    for (;;) {
+      batch.done.wait(lock, [&] { return !batch.ready.empty() || batch.remaining == 0; });
+      ready.swap(batch.ready);
+      // Every completion pushed its index before counting down: nothing more will come.
+      const bool all_done = batch.remaining == 0;
+      lock.unlock();
+      for (std::size_t i : ready) {
+        if (failure) break;
+        try {
+          (*on_response)(i, responses[i]);
+        } catch (...) {
+          failure = std::current_exception();
+          batch.cancelled = true;
+        }
+      }
+      ready.clear();
+      if (all_done) break;
+      lock.lock();
+    }
+    if (failure) std::rethrow_exception(failure);
   }
 
- private:
   // Called with mutex_ held: starts the loop on first use. (A forked child never uses its
   // parent's transport: TransportRef makes a new one there.)
   void start_loop_if_needed() {
@@ -236,6 +279,10 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
         }
       }
       for (Transfer* t : starting) {
+        if (t->batch->cancelled) {
+          complete(t, TransportError::kOther, "cancelled: another request of its batch failed");
+          continue;
+        }
         if (start(t)) {
           ++active;
         }
@@ -382,7 +429,9 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
     t->response->error_message = std::move(message);
     Batch& batch = *t->batch;
     std::lock_guard lock(batch.mutex);
-    if (--batch.remaining == 0) batch.done.notify_all();
+    if (batch.streaming) batch.ready.push_back(t->index);
+    // The batch may be gone once the caller sees remaining == 0 and the lock is released.
+    if (--batch.remaining == 0 || batch.streaming) batch.done.notify_all();
   }
 
   TransportOptions options_;
@@ -413,6 +462,11 @@ std::optional<std::string_view> HttpResponse::header(std::string_view name) cons
     if (n == name) return std::string_view(v);
   }
   return std::nullopt;
+}
+
+void HttpTransport::perform_each(std::span<const HttpRequest> requests, const ResponseHandler& on_response) {
+  std::vector<HttpResponse> responses = perform(requests);
+  for (std::size_t i = 0; i < responses.size(); ++i) on_response(i, responses[i]);
 }
 
 std::string_view transport_error_name(TransportError error) {

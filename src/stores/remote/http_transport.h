@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -73,6 +74,16 @@ class HttpTransport {
   // Runs every request (concurrently, up to the transport's limit) and waits for all of
   // them. Never throws for network failures: they are reported in each response.
   virtual std::vector<HttpResponse> perform(std::span<const HttpRequest> requests) = 0;
+
+  // Runs every request like perform(), but hands each response to `on_response` (index,
+  // response; the handler may move the body out) on the calling thread as soon as that
+  // response is complete, in the order they complete, and returns when all have been
+  // handed over. Callers start work on the first answers while the others still arrive.
+  // If the handler throws, requests not yet started are dropped, the running ones are
+  // waited for (their answers are not handed over), and the exception is rethrown.
+  // The default runs perform() and hands the responses over in request order.
+  using ResponseHandler = std::function<void(std::size_t index, HttpResponse& response)>;
+  virtual void perform_each(std::span<const HttpRequest> requests, const ResponseHandler& on_response);
 };
 
 // libcurl multi: one event-loop thread per transport runs every transfer, so connections
