@@ -47,6 +47,7 @@ class BatchingStore : public MemoryStore {
 
   std::function<void(const std::string& key)> before_each;
   std::function<void(std::size_t keys)> on_batch;
+  std::function<void()> on_single_get;
   std::atomic<std::size_t> single_gets{0};
   std::atomic<std::size_t> keys_requested{0};
   std::atomic<bool> fail{false};
@@ -76,6 +77,7 @@ class BatchingStore : public MemoryStore {
   std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype,
                             std::optional<ByteRange> range) override {
     ++single_gets;
+    if (on_single_get) on_single_get();
     return MemoryStore::get(key, prototype, range);
   }
   std::vector<std::size_t> sorted_batch_sizes() {
@@ -128,6 +130,11 @@ TEST(FetchedReads, BudgetIsTwiceTheRequestsInFlightWithinTheMemoryLimit) {
   const FetchBudget huge = fetch_budget(64, std::uint64_t{1} << 30);
   EXPECT_EQ(huge.chunks, 1u);
   EXPECT_EQ(huge.batch, 1u);
+  // Readers for the tasks that make their own requests: a quarter of the requests in flight.
+  EXPECT_EQ(fetch_budget(64, 100).own_readers, 16u);
+  EXPECT_EQ(fetch_budget(32, 100).own_readers, 8u);
+  EXPECT_EQ(fetch_budget(2, 100).own_readers, 4u);
+  EXPECT_EQ(fetch_budget(1000, 100).own_readers, 16u);
 }
 
 TEST(FetchedReads, EachChunkIsReadAsSoonAsItArrivesNotWhenItsBatchIsComplete) {
@@ -328,6 +335,51 @@ TEST(FetchedReads, WholeShardsAreFetchedInBatchesAndPartsReadAlone) {
       ASSERT_EQ(reinterpret_cast<const std::uint16_t*>(got.data())[r * 54 + c], data[(r + 2) * 60 + c + 3]);
     }
   }
+}
+
+TEST(FetchedReads, ShardsReadInPartHaveTheirRequestsOnTheWayTogether) {
+  // 16 requests in flight: 4 readers of their own. Each ranged get (a shard's index, its
+  // inner chunks) waits until 4 are on the way at once; read one shard per pool thread,
+  // they would never be (the wait gives up after 10 s, once).
+  auto store = std::make_shared<BatchingStore>(16);
+  ArraySpec spec;
+  spec.shape = {40, 60};
+  spec.chunks = {10, 20};  // 12 shards of 2x4 inner chunks
+  spec.dtype = DataType::uint_(16);
+  spec.codecs = json::array({sharding({5, 5})});
+  spec.fill_value = 0;
+  Array array = Array::create(store, "s", make_array_metadata(spec, CodecRegistry::builtin()));
+  std::vector<std::uint16_t> data(40 * 60);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(i * 7);
+  array.write(Selection{}, NDView{reinterpret_cast<std::byte*>(data.data()), spec.shape,
+                                  NDView::c_strides(spec.shape, 2), spec.dtype});
+  const Array opened = Array::open(store, "s");
+  std::mutex mutex;
+  std::condition_variable changed;
+  int on_the_way = 0;
+  int most_at_once = 0;
+  bool released = false;
+  store->on_single_get = [&] {
+    std::unique_lock lock(mutex);
+    most_at_once = std::max(most_at_once, ++on_the_way);
+    if (on_the_way >= 4) released = true;
+    changed.notify_all();
+    if (!changed.wait_for(lock, 10s, [&] { return released; })) released = true;
+    --on_the_way;
+  };
+  const Selection part{Slice{1, 39, 1}, Slice{1, 59, 1}};  // 10 shards in part, 2 whole
+  const NDBuffer got = opened.read(part);
+  EXPECT_GE(most_at_once, 4);
+  EXPECT_EQ(store->keys_requested.load(), 2u);
+  for (std::size_t r = 0; r < 38; ++r) {
+    for (std::size_t c = 0; c < 58; ++c) {
+      ASSERT_EQ(reinterpret_cast<const std::uint16_t*>(got.data())[r * 58 + c], data[(r + 1) * 60 + c + 1]);
+    }
+  }
+
+  // A failure in one of them is reported, and the others stop.
+  store->on_single_get = [&] { fail_io("the server went away"); };
+  EXPECT_THROW((void)opened.read(part), IoError);
 }
 
 }  // namespace
