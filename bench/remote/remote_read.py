@@ -6,7 +6,7 @@ parallel client (curl --parallel, no decoding) fetching the same objects: the ce
 the server and the network deliver.
 
     .venv/bin/python bench/remote/remote_read.py [--reps 5] [--concurrency 64] [--servers http,s3]
-        [--latency-ms 0,20] [--size-mib 32] [--layouts chunks,shards] [--budget-s 0]
+        [--latency-ms 0,20] [--size-mib 32] [--s3-size-mib N] [--layouts chunks,shards] [--budget-s 0]
 
 Request concurrency: zarrkit, zarr-python (async.concurrency) and curl use --concurrency;
 tensorstore runs twice, with its default (a shared limit of 32 requests) and with its limit
@@ -240,6 +240,8 @@ def main():
     parser.add_argument("--servers", default="http,s3")
     parser.add_argument("--latency-ms", default="0", help="comma-separated delays before each answer")
     parser.add_argument("--size-mib", type=int, default=32)
+    parser.add_argument("--s3-size-mib", type=int, help="the array read from moto (default: --size-mib); "
+                        "moto serves far slower than nginx")
     parser.add_argument("--layouts", default="chunks,shards")
     parser.add_argument("--budget-s", type=float, default=0,
                         help="skip the cases left once this many seconds have passed (0: no limit)")
@@ -265,28 +267,56 @@ def main():
     os.environ.update(AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=KEY, AWS_REGION=REGION,
                       AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
 
-    shape = shape_for(args.size_mib)
-    expected = values(shape)
-    expected_digest = digest(expected)
-    logical = expected.nbytes
+    sizes = {"http": args.size_mib, "s3": args.s3_size_mib or args.size_mib}
     work = Path(tempfile.mkdtemp(prefix="zarrkit-bench-remote-"))
     lines, records, skipped = [], [], []
     running = []
+    arrays = {}  # size in MiB -> (folder served, digest of the values, logical bytes, shape)
+
+    def write_out():
+        versions = ", ".join(f"{p} {importlib.metadata.version(p)}"
+                             for p in ("zarr", "tensorstore", "obstore", "s3fs", "moto"))
+        shapes = "; ".join(f"{server}: {arrays[sizes[server]][3]} uint16 ({sizes[server]} MiB)"
+                           for server in servers if sizes[server] in arrays)
+        header = (f"# Reading from servers on loopback (HTTP and S3)\n\nCommand: `{Path(sys.executable).name} "
+                  f"bench/remote/remote_read.py {' '.join(sys.argv[1:])}`\n\nMachine: {platform.node()}, "
+                  f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the end. Arrays: {shapes}, "
+                  f"a smooth field + noise. Requests in flight: zarrkit (ZARRKIT_HTTP_CONCURRENCY), zarr-python "
+                  f"(async.concurrency; its default is {ZARR_DEFAULT_CONCURRENCY}) and curl at {args.concurrency}; "
+                  f"tensorstore at its default ({TENSORSTORE_DEFAULT_CONCURRENCY}) and raised. Times include opening "
+                  f"the array. Versions: {versions}.\n")
+        if skipped:
+            header += f"\nSkipped (--budget-s {args.budget_s:.0f} spent): {'; '.join(skipped)}.\n"
+        text = header + "\n".join(lines) + "\n"
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        if args.json:
+            args.json.write_text(json.dumps({"sizes_mib": sizes, "concurrency": args.concurrency, "cases": records,
+                                             "machine": platform.node(), "cores": os.cpu_count(),
+                                             "skipped": skipped}, indent=1))
+        return text
+
     try:
-        www = work / "www"
-        www.mkdir()
-        for layout in layouts:
-            a = zarr.create_array(str(www / f"{layout}.zarr"), shape=shape, dtype="uint16",
-                                  compressors=zarr.codecs.ZstdCodec(level=1), **LAYOUTS[layout][1])
-            a[...] = expected
+        for size in sorted({sizes[server] for server in servers}):
+            shape = shape_for(size)
+            expected = values(shape)
+            www = work / f"www{size}"
+            www.mkdir()
+            for layout in layouts:
+                a = zarr.create_array(str(www / f"{layout}.zarr"), shape=shape, dtype="uint16",
+                                      compressors=zarr.codecs.ZstdCodec(level=1), **LAYOUTS[layout][1])
+                a[...] = expected
+            arrays[size] = (www, digest(expected), expected.nbytes, shape)
+            del expected
         moto = None
         if "s3" in servers:
             (work / "moto").mkdir()
             moto = MotoServer(work / "moto")
             running.append(moto)
-            upload(moto.url, www)
+            upload(moto.url, arrays[sizes["s3"]][0])
         for latency in latencies:
             for server in servers:
+                www, expected_digest, logical, _ = arrays[sizes[server]]
                 folder = work / f"{server}-{latency}"
                 folder.mkdir()
                 delayed = None
@@ -347,8 +377,9 @@ def main():
                             "concurrency": args.concurrency, "waves": math.ceil(len(files) / args.concurrency),
                             "load": (load_before, os.getloadavg()[0]), "raw_label": raw_label}
                     lines += table(case, results, raw, logical)
-                    records.append({**case, "results": results, "raw": raw})
+                    records.append({**case, "size_mib": sizes[server], "results": results, "raw": raw})
                     print("\n".join(lines[-(len(results) + len(raw) + 8):]), flush=True)
+                    write_out()  # after each case: a run cut short keeps what it measured
                 for process in reversed(running):
                     if process is not moto:
                         process.close()
@@ -358,23 +389,7 @@ def main():
             process.close()
         shutil.rmtree(work, ignore_errors=True)
 
-    versions = ", ".join(f"{p} {importlib.metadata.version(p)}" for p in ("zarr", "tensorstore", "obstore", "s3fs", "moto"))
-    header = (f"# Reading from servers on loopback (HTTP and S3)\n\nCommand: `{Path(sys.executable).name} "
-              f"bench/remote/remote_read.py {' '.join(sys.argv[1:])}`\n\nMachine: {platform.node()}, "
-              f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the end. Array {shape} uint16 "
-              f"({logical / 2**20:.0f} MiB, smooth field + noise). Requests in flight: zarrkit "
-              f"(ZARRKIT_HTTP_CONCURRENCY), zarr-python (async.concurrency; its default is {ZARR_DEFAULT_CONCURRENCY}) "
-              f"and curl at {args.concurrency}; tensorstore at its default ({TENSORSTORE_DEFAULT_CONCURRENCY}) and "
-              f"raised. Times include opening the array. Versions: {versions}.\n")
-    if skipped:
-        header += f"\nSkipped (--budget-s {args.budget_s:.0f} spent): {'; '.join(skipped)}.\n"
-    text = header + "\n".join(lines) + "\n"
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
-    if args.json:
-        args.json.write_text(json.dumps({"shape": shape, "concurrency": args.concurrency, "cases": records,
-                                         "machine": platform.node(), "cores": os.cpu_count()}, indent=1))
-    print(text)
+    print(write_out())
 
 
 if __name__ == "__main__":
