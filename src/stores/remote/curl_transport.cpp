@@ -3,6 +3,7 @@
 // active, reuses easy handles and (through the multi handle's cache) connections, and
 // hands each finished response back to its caller.
 #include <curl/curl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -245,6 +246,7 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
         } catch (...) {
           failure = std::current_exception();
           batch.cancelled = true;
+          curl_multi_wakeup(multi_);  // the loop drops the batch's queued requests now
         }
       }
       ready.clear();
@@ -262,27 +264,31 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
     multi_ = curl_multi_init();
     if (multi_ == nullptr) throw IoError("libcurl: cannot create a multi handle");
     curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(options_.concurrency));
-    loop_ = std::thread([this] { run_loop(); });
+    loop_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "zarrkit-http");  // in profiles and /proc/PID/task/*/comm
+      run_loop();
+    });
   }
 
   void run_loop() {
     std::vector<Transfer*> starting;
+    std::vector<Transfer*> dropped;
     std::size_t active = 0;
     for (;;) {
       starting.clear();
+      dropped.clear();
       {
         std::lock_guard lock(mutex_);
         if (stopping_) break;
         while (active + starting.size() < options_.concurrency && !queue_.empty()) {
-          starting.push_back(queue_.front());
+          Transfer* t = queue_.front();
           queue_.pop_front();
+          // Requests of a cancelled batch take no slot: all of them end at once.
+          (t->batch->cancelled ? dropped : starting).push_back(t);
         }
       }
+      for (Transfer* t : dropped) complete(t, TransportError::kOther, "cancelled: another request of its batch failed");
       for (Transfer* t : starting) {
-        if (t->batch->cancelled) {
-          complete(t, TransportError::kOther, "cancelled: another request of its batch failed");
-          continue;
-        }
         if (start(t)) {
           ++active;
         }
