@@ -55,6 +55,10 @@ struct HttpResponse {
 struct TransportOptions {
   // Requests in flight at once, over all callers (each may open a connection).
   std::size_t concurrency = 64;
+  // Event-loop threads that receive the responses, the requests in flight shared out
+  // between them (one thread copies every body it receives: on many cores one becomes the
+  // limit). 0: one below 8 hardware threads, else two.
+  std::size_t event_loops = 0;
   std::chrono::milliseconds connect_timeout{10'000};
   // A transfer that moves no bytes for this long fails with kTimeout.
   std::chrono::milliseconds stall_timeout{30'000};
@@ -91,7 +95,7 @@ class HttpTransport {
 std::shared_ptr<HttpTransport> make_curl_transport(const TransportOptions& options);
 
 // Transport settings from the environment (see docs/remote-stores.md):
-//   ZARRKIT_HTTP_CONCURRENCY, ZARRKIT_HTTP_CONNECT_TIMEOUT_MS, ZARRKIT_HTTP_STALL_TIMEOUT_MS,
+//   ZARRKIT_HTTP_CONCURRENCY, ZARRKIT_HTTP_THREADS (event loops), ZARRKIT_HTTP_CONNECT_TIMEOUT_MS, ZARRKIT_HTTP_STALL_TIMEOUT_MS,
 //   ZARRKIT_HTTP_REQUEST_TIMEOUT_MS, ZARRKIT_HTTP_VERIFY_TLS (0 to skip certificate checks),
 //   ZARRKIT_CA_BUNDLE (else AWS_CA_BUNDLE, else CURL_CA_BUNDLE: a PEM file of CAs to trust).
 TransportOptions transport_options_from_environment(TransportOptions defaults = {});
