@@ -98,10 +98,13 @@ def child_read(url, reps):
     print(json.dumps({"times": times, "digest": digest(result)}))
 
 
-def zarrkit_in_child(url, concurrency):
-    """zarrkit reading `url` in a child process with ZARRKIT_HTTP_CONCURRENCY=concurrency."""
+def zarrkit_in_child(url, concurrency, threads=None):
+    """zarrkit reading `url` in a child process with ZARRKIT_HTTP_CONCURRENCY=concurrency
+    (and ZARRKIT_HTTP_THREADS=threads)."""
     def run(reps):
         env = dict(os.environ, ZARRKIT_HTTP_CONCURRENCY=str(concurrency))
+        if threads is not None:
+            env["ZARRKIT_HTTP_THREADS"] = str(threads)
         proc = subprocess.run([sys.executable, __file__, "--child-read", url, "--reps", str(reps)], env=env,
                               capture_output=True, text=True, check=True)
         answer = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -157,7 +160,7 @@ def peers(kind, url, endpoint, name, concurrency):
                                               client_options={"allow_http": True})
             return zarr.open_array(zarr.storage.ObjectStore(inner, read_only=True), mode="r")[...]
 
-    return {
+    readers = {
         "zarrkit": (concurrency, zk),
         "tensorstore (default)": (TENSORSTORE_DEFAULT_CONCURRENCY, ts_reader(None)),
         f"tensorstore (limit {concurrency})": (concurrency, ts_reader(concurrency)),
@@ -166,6 +169,10 @@ def peers(kind, url, endpoint, name, concurrency):
         f"zarrkit ({TENSORSTORE_DEFAULT_CONCURRENCY} in flight)": (TENSORSTORE_DEFAULT_CONCURRENCY,
                                                                    zarrkit_in_child(target, TENSORSTORE_DEFAULT_CONCURRENCY)),
     }
+    if (os.cpu_count() or 1) >= 8:
+        # Its default there is two event loops receiving responses; this row shows what they add.
+        readers["zarrkit (1 receiving thread)"] = (concurrency, zarrkit_in_child(target, concurrency, threads=1))
+    return readers
 
 
 def curl_fetch(urls, concurrency, signed):
@@ -243,6 +250,8 @@ def main():
     parser.add_argument("--s3-size-mib", type=int, help="the array read from moto (default: --size-mib); "
                         "moto serves far slower than nginx")
     parser.add_argument("--layouts", default="chunks,shards")
+    parser.add_argument("--server-workers", type=int, default=1,
+                        help="nginx worker processes (the servers in front of the data and of moto)")
     parser.add_argument("--budget-s", type=float, default=0,
                         help="skip the cases left once this many seconds have passed (0: no limit)")
     # A file of its own: RESULTS.md holds notes written by hand around the tables.
@@ -283,8 +292,8 @@ def main():
                   f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the end. Arrays: {shapes}, "
                   f"a smooth field + noise. Requests in flight: zarrkit (ZARRKIT_HTTP_CONCURRENCY), zarr-python "
                   f"(async.concurrency; its default is {ZARR_DEFAULT_CONCURRENCY}) and curl at {args.concurrency}; "
-                  f"tensorstore at its default ({TENSORSTORE_DEFAULT_CONCURRENCY}) and raised. Times include opening "
-                  f"the array. Versions: {versions}.\n")
+                  f"tensorstore at its default ({TENSORSTORE_DEFAULT_CONCURRENCY}) and raised. nginx worker processes: "
+                  f"{args.server_workers}. Times include opening the array. Versions: {versions}.\n")
         if skipped:
             header += f"\nSkipped (--budget-s {args.budget_s:.0f} spent): {'; '.join(skipped)}.\n"
         text = header + "\n".join(lines) + "\n"
@@ -321,11 +330,13 @@ def main():
                 folder.mkdir()
                 delayed = None
                 if server == "http":
-                    front = Nginx(folder, www, delay_ms=latency) if latency else Nginx(folder, www)
+                    workers = args.server_workers
+                    front = (Nginx(folder, www, delay_ms=latency, workers=workers) if latency
+                             else Nginx(folder, www, workers=workers))
                     direct_base = None
                     if latency:
                         (folder / "direct").mkdir()
-                        direct = Nginx(folder / "direct", www)
+                        direct = Nginx(folder / "direct", www, workers=workers)
                         running.append(direct)
                         direct_base = direct.url
                     running.append(front)
@@ -334,7 +345,8 @@ def main():
                 else:
                     endpoint = moto.url
                     if latency:
-                        delayed = Nginx(folder, None, delay_ms=latency, upstream=f"127.0.0.1:{moto.port}")
+                        delayed = Nginx(folder, None, delay_ms=latency, upstream=f"127.0.0.1:{moto.port}",
+                                        workers=args.server_workers)
                         running.append(delayed)
                         endpoint = delayed.url
                     direct_base = f"{moto.url}/{BUCKET}" if latency else None

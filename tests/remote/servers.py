@@ -92,8 +92,9 @@ class MotoServer:
 NGINX_CONFIG = """\
 {load_modules}
 daemon off;
-master_process off;
-worker_processes 1;
+{user}
+master_process {master};
+worker_processes {workers};
 pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
 events {{ worker_connections 2048; }}
@@ -197,9 +198,11 @@ class Nginx:
 
     delay_ms: every answer is held back this long before nginx serves it (needs the echo
     module). upstream ("127.0.0.1:PORT"): instead of serving `root`, pass every request on
-    to that server, after the delay (a slow network in front of moto, say)."""
+    to that server, after the delay (a slow network in front of moto, say). workers: nginx
+    worker processes (one by default; more need nginx's master process, which is what
+    self.process then is)."""
 
-    def __init__(self, workdir, root, tls=False, delay_ms=None, upstream=None):
+    def __init__(self, workdir, root, tls=False, delay_ms=None, upstream=None, workers=1):
         binary = nginx_binary()
         if binary is None:
             raise FileNotFoundError("nginx is not installed (scripts/setup installs nginx-light)")
@@ -225,6 +228,9 @@ class Nginx:
             locations = DELAYED_LOCATIONS.format(delay=f"{(delay_ms or 0) / 1000:.3f}", serve=serve)
         config.write_text(NGINX_CONFIG.format(
             dir=workdir, port=self.port, tls=tls_config, locations=locations,
+            master="on" if workers > 1 else "off", workers=workers,
+            # A master started as root gives its workers to "nobody", who cannot read the files.
+            user="user root;" if workers > 1 and os.geteuid() == 0 else "",
             load_modules=f"load_module {module};" if module else "",
             upstream=UPSTREAM.format(address=upstream) if upstream else ""))
         self.log = workdir / "error.log"

@@ -81,3 +81,18 @@ def test_in_front_of_s3_requests_pass_unchanged(moto, bucket, tmp_path):
             through.get_object(Bucket=bucket, Key="a/absent")
     finally:
         proxy.close()
+
+
+def test_several_worker_processes_serve_and_all_stop(tmp_path):
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "v").write_bytes(b"x" * 1000)
+    server = Nginx(tmp_path, root, delay_ms=DELAY_MS, workers=3)
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            answers = list(pool.map(lambda _: fetch(f"{server.url}/v"), range(6)))
+        assert all(status == 200 and body == b"x" * 1000 for status, body, _ in answers)
+    finally:
+        server.close()
+    with pytest.raises(OSError):  # the workers went with the master: nothing listens any more
+        urllib.request.urlopen(f"{server.url}/v", timeout=2)
