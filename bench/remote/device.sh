@@ -13,7 +13,10 @@
 #                     its own: its Python keeps the versions it was built with)
 #   bench/remote/device.sh run [remote_read.py options]
 #                                  there: unpacks into /tmp/zk-remote and runs the benchmark;
-#                                  the tables and raw times go to $OUT (remote.md, remote.json).
+#                                  the tables and raw times go to $OUT (remote.md, remote.json),
+#                                  rewritten after each case. On the 16-core machine (< 8 min):
+#       timeout 470 bench/remote/device.sh run --size-mib 256 --s3-size-mib 64 --reps 4 \
+#         --latency-ms 20,0 --servers http,s3 --server-workers 4 --budget-s 330
 #
 # Environment for pack: PYTHON312 (a Python 3.12 to build the extension with; default
 # python3.12 on PATH, else pyenv's), ZARRKIT_JOBS. For run: PYTHON (default python3).
@@ -129,8 +132,10 @@ run() {
   local work=/tmp/zk-remote out=${OUT:-/tmp/zk-remote-out}
   local python=${PYTHON:-python3}
   rm -rf "$work" && mkdir -p "$work/site" "$out"
-  tar -xJf "$carry/site.tar.xz" -C "$work/site"
-  tar -xJf "$carry/bin.tar.xz" -C "$work"
+  # Python's tarfile: the machine may lack the xz program.
+  local untar='import sys, tarfile; t = tarfile.open(sys.argv[1]); t.extractall(sys.argv[2], **({"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}))'
+  "$python" -c "$untar" "$carry/site.tar.xz" "$work/site"
+  "$python" -c "$untar" "$carry/bin.tar.xz" "$work"
   export PYTHONPATH=$work/site${PYTHONPATH:+:$PYTHONPATH}
   # The carried libraries only where the machine lacks them (its own come first).
   export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}:$work/lib
