@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -40,9 +41,12 @@ struct StoreCapabilities {
   bool writable = true;
   bool listable = true;
   bool partial_reads = true;  // byte ranges are cheaper than whole reads
-  // get_many keeps many requests in flight (remote stores): readers fetch chunks in batches
-  // through it rather than one get per worker thread.
+  // get_many and get_each keep many requests in flight (remote stores): readers fetch
+  // chunks in batches through them rather than one get per worker thread.
   bool batched_gets = false;
+  // How many requests the store keeps in flight at once (its transport's concurrency), 0
+  // when it does not say: batched readers keep about twice as many chunks on the way.
+  std::size_t requests_in_flight = 0;
 };
 
 struct DirListing {
@@ -68,6 +72,15 @@ class Store {
   // once per key; remote stores send the requests together (capabilities().batched_gets).
   virtual std::vector<std::optional<Buffer>> get_many(std::span<const std::string> keys,
                                                       const BufferPrototype& prototype = BufferPrototype::host());
+  // The whole values of several keys, each handed to `on_value` (its index in `keys`, the
+  // value or nullopt when absent) on the calling thread as soon as it is there, in any
+  // order; returns once every key has been handed over. Readers start decoding the first
+  // values while the others still arrive. On a failure it throws; values handed over
+  // before stay handed over, the others never come. The default runs get_many() and hands
+  // the values over in order; remote stores hand each over as its response completes.
+  using ValueHandler = std::function<void(std::size_t index, std::optional<Buffer> value)>;
+  virtual void get_each(std::span<const std::string> keys, const BufferPrototype& prototype,
+                        const ValueHandler& on_value);
   // Several ranges of one value; the default calls get() once per range.
   virtual std::optional<std::vector<Buffer>> get_ranges(
       std::string_view key, std::span<const ByteRange> ranges,

@@ -105,6 +105,16 @@ def open_array(
     """
     _check_mode(mode)
     resolved, node_path = resolve(store, path, mode=mode)
+    if mode in ("r", "r+"):
+        # An existing array in one read of its metadata (probing first would read it twice:
+        # one more round trip to a remote store). Anything else is told apart below.
+        try:
+            opened = Array(_zarrkit.open_array(resolved._handle, node_path), resolved, read_only=mode == "r")
+        except (NotFoundError, InvalidArgumentError):
+            opened = None
+        if opened is not None:
+            _check_format(("array", opened.zarr_format), zarr_format, resolved, node_path)
+            return opened
     found = None if mode in ("w", "w-") else _probe(resolved, node_path)
     if found is None:
         if mode in ("r", "r+") or "shape" not in kwargs:

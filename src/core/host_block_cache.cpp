@@ -5,6 +5,7 @@
 #include <atomic>
 #include <bit>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 namespace zarrkit::host_block_cache {
@@ -68,6 +69,52 @@ struct CachedBlock {
   std::size_t capacity;
 };
 
+// Blocks that one thread frees and another allocates. A remote transport's event-loop
+// thread allocates every response body; the pool threads that decode them free them. A
+// thread's own cache kept three and unmapped the rest, so the receiving thread faulted in
+// fresh memory for every body: a page fault per 4 KiB, all on the one thread that receives
+// for everyone. What a thread's cache pushes out comes here instead, and an allocation
+// that its own cache cannot serve looks here before mapping. Only try_lock: a thread that
+// finds it busy maps or unmaps as before, and a forked child whose parent held the lock
+// never waits for it.
+class SharedCache {
+ public:
+  void* take(std::size_t capacity) {
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return nullptr;
+    std::size_t best = blocks_.size();
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+      if (blocks_[i].capacity >= capacity && (best == blocks_.size() || blocks_[i].capacity < blocks_[best].capacity)) {
+        best = i;
+      }
+    }
+    if (best == blocks_.size()) return nullptr;
+    void* block = blocks_[best].block;
+    bytes_ -= blocks_[best].capacity;
+    blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(best));
+    return block;
+  }
+
+  void put(CachedBlock b) noexcept;
+
+  void release_all() noexcept {
+    std::lock_guard lock(mutex_);
+    for (const CachedBlock& b : blocks_) unmap_block(b.block);
+    blocks_.clear();
+    bytes_ = 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<CachedBlock> blocks_;  // oldest first
+  std::size_t bytes_ = 0;
+};
+
+SharedCache& shared_cache() {
+  static auto* cache = new SharedCache;  // never destroyed: blocks may be freed during exit
+  return *cache;
+}
+
 // One thread's released blocks, oldest first.
 class ThreadCache {
  public:
@@ -99,7 +146,7 @@ class ThreadCache {
     }
     bytes_ += capacity;
     while (blocks_.size() > kMaxCachedBlocks || bytes_ > kMaxCachedBytes) {
-      unmap_block(blocks_.front().block);
+      shared_cache().put(blocks_.front());
       bytes_ -= blocks_.front().capacity;
       blocks_.erase(blocks_.begin());
     }
@@ -122,6 +169,22 @@ class ThreadCache {
 
 thread_local bool ThreadCache::destroyed_ = false;
 
+void SharedCache::put(CachedBlock b) noexcept {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || b.capacity > kMaxSharedBytes) return unmap_block(b.block);
+  try {
+    blocks_.push_back(b);
+  } catch (...) {
+    return unmap_block(b.block);
+  }
+  bytes_ += b.capacity;
+  while (blocks_.size() > kMaxSharedBlocks || bytes_ > kMaxSharedBytes) {
+    unmap_block(blocks_.front().block);
+    bytes_ -= blocks_.front().capacity;
+    blocks_.erase(blocks_.begin());
+  }
+}
+
 ThreadCache* thread_cache() {
   if (ThreadCache::destroyed_) return nullptr;
   thread_local ThreadCache cache;
@@ -139,6 +202,10 @@ void* allocate(std::size_t bytes) {
       return block;
     }
   }
+  if (void* block = shared_cache().take(capacity)) {
+    g_reuses.fetch_add(1, std::memory_order_relaxed);
+    return block;
+  }
   return map_block(capacity);
 }
 
@@ -152,6 +219,8 @@ void release(void* block) noexcept {
 void release_thread_cache() noexcept {
   if (ThreadCache* cache = thread_cache()) cache->release_all();
 }
+
+void release_shared_cache() noexcept { shared_cache().release_all(); }
 
 Stats stats() {
   return {g_mapped_blocks.load(), g_mapped_bytes.load(), g_maps.load(), g_reuses.load()};

@@ -14,6 +14,10 @@
 // allocate and free on the same thread, so in steady state every pool thread reuses the
 // same few blocks. The cache of a thread holds at most kMaxCachedBlocks blocks and
 // kMaxCachedBytes bytes, oldest released first, and is released when the thread ends.
+// Blocks a thread's cache pushes out go to one shared cache (at most kMaxSharedBlocks and
+// kMaxSharedBytes), where allocations of any thread that its own cache cannot serve look
+// next: blocks allocated on one thread and freed on others (remote response bodies,
+// received on the transport's thread and decoded on the pool's) come back resident.
 // Smaller requests go to operator new (glibc serves those well).
 #pragma once
 
@@ -25,6 +29,8 @@ namespace zarrkit::host_block_cache {
 inline constexpr std::size_t kMinBytes = std::size_t{256} << 10;
 inline constexpr std::size_t kMaxCachedBlocks = 3;
 inline constexpr std::size_t kMaxCachedBytes = std::size_t{192} << 20;
+inline constexpr std::size_t kMaxSharedBlocks = 64;
+inline constexpr std::size_t kMaxSharedBytes = std::size_t{64} << 20;
 
 // At least `bytes` bytes (bytes >= kMinBytes), 4096-byte aligned; nullptr when the system
 // has no memory to give.
@@ -33,6 +39,8 @@ void* allocate(std::size_t bytes);
 void release(void* block) noexcept;
 // Unmaps every block cached by the calling thread.
 void release_thread_cache() noexcept;
+// Unmaps every block of the shared cache.
+void release_shared_cache() noexcept;
 
 // Counters over all threads, for tests.
 struct Stats {

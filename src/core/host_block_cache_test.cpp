@@ -1,7 +1,9 @@
 #include "core/host_block_cache.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -31,19 +33,47 @@ TEST(HostBlockCache, AFreedBlockServesTheNextAllocationOfTheThread) {
   cache::release_thread_cache();
 }
 
-TEST(HostBlockCache, TheCacheKeepsAtMostItsLimitAndReleasesTheRest) {
+TEST(HostBlockCache, TheCachesKeepAtMostTheirLimitsAndReleaseTheRest) {
   cache::release_thread_cache();
+  cache::release_shared_cache();
   const auto start = cache::stats();
   std::vector<void*> blocks;
-  for (int i = 0; i < 8; ++i) blocks.push_back(cache::allocate(std::size_t{1} << 20));
-  EXPECT_EQ(cache::stats().mapped_blocks, start.mapped_blocks + 8);
+  const std::size_t n = cache::kMaxCachedBlocks + cache::kMaxSharedBlocks + 5;
+  for (std::size_t i = 0; i < n; ++i) blocks.push_back(cache::allocate(std::size_t{256} << 10));
+  EXPECT_EQ(cache::stats().mapped_blocks, start.mapped_blocks + n);
+  // The thread keeps its limit, the shared cache takes what it pushes out up to its own.
   for (void* b : blocks) cache::release(b);
+  EXPECT_EQ(cache::stats().mapped_blocks, start.mapped_blocks + cache::kMaxCachedBlocks + cache::kMaxSharedBlocks);
+  cache::release_shared_cache();
   EXPECT_EQ(cache::stats().mapped_blocks, start.mapped_blocks + cache::kMaxCachedBlocks);
   // A block larger than the whole cache is never kept.
   cache::release(cache::allocate(cache::kMaxCachedBytes + 1));
   EXPECT_EQ(cache::stats().mapped_blocks, start.mapped_blocks + cache::kMaxCachedBlocks);
   cache::release_thread_cache();
+  cache::release_shared_cache();
   EXPECT_EQ(cache::stats().mapped_blocks, start.mapped_blocks);
+}
+
+TEST(HostBlockCache, BlocksFreedOnOtherThreadsServeThisThreadsNextAllocations) {
+  // As a transport's thread allocates response bodies that pool threads free.
+  cache::release_thread_cache();
+  cache::release_shared_cache();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 5; ++i) blocks.push_back(cache::allocate(std::size_t{1} << 20));
+  std::thread([&] {
+    for (void* b : blocks) cache::release(b);  // keeps three, pushes two out
+  }).join();                                    // and unmaps its three as it ends
+  const auto before = cache::stats();
+  void* again = cache::allocate(std::size_t{1} << 20);
+  void* again2 = cache::allocate((std::size_t{1} << 20) - 5000);
+  EXPECT_EQ(cache::stats().maps, before.maps);  // both came back without a new mapping
+  EXPECT_EQ(cache::stats().reuses, before.reuses + 2);
+  EXPECT_TRUE(std::find(blocks.begin(), blocks.end(), again) != blocks.end());
+  EXPECT_TRUE(std::find(blocks.begin(), blocks.end(), again2) != blocks.end());
+  cache::release(again);
+  cache::release(again2);
+  cache::release_thread_cache();
+  cache::release_shared_cache();
 }
 
 TEST(HostBlockCache, ManyThreadsReuseTheirBlocksWithoutSharingThem) {
@@ -95,6 +125,7 @@ TEST(HostBlockCache, ManyThreadsReuseTheirBlocksWithoutSharingThem) {
   for (auto& t : threads) t.join();
   for (auto& [p, size] : handoff) cache::release(p);
   cache::release_thread_cache();
+  cache::release_shared_cache();
   EXPECT_EQ(corrupt.load(), 0);
   EXPECT_GT(cache::stats().reuses, start.reuses);
   EXPECT_EQ(cache::stats().mapped_blocks, start.mapped_blocks);

@@ -1,5 +1,7 @@
 #include "zarrkit/thread_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -61,6 +63,7 @@ ThreadPool::Job* ThreadPool::open_job() const {
 }
 
 void ThreadPool::worker_loop() {
+  pthread_setname_np(pthread_self(), "zarrkit-pool");  // in profiles and /proc/PID/task/*/comm
   t_current_pool = this;
   for (;;) {
     Job* job = nullptr;

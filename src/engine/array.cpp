@@ -14,6 +14,7 @@
 #include "core/checked_math.h"
 #include "engine/chunk_read.h"
 #include "engine/device_read_hook.h"
+#include "engine/fetched_reads.h"
 #include "engine/indexer.h"
 #include "engine/node_io.h"
 #include "engine/shard_io.h"
@@ -200,8 +201,8 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     }
   };
   if (store_->capabilities().batched_gets) {
-    // Whole chunks and whole shards are fetched in batches; a shard read in part reads its
-    // index and inner chunks itself.
+    // Whole chunks and whole shards are fetched in batches and read as they arrive
+    // (fetched_reads.h); a shard read in part reads its index and inner chunks itself.
     auto key_of = [&](std::size_t index) {
       ChunkTask task;
       plan.task(index, task);
@@ -209,7 +210,7 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
       return join_key(path_, m.chunk_key(task.chunk_coords));
     };
     const std::string context = fmt::format("array '{}' in {}", display_path(path_), store_->describe());
-    return read_in_fetched_windows(store_, m, region, to_size(plan.num_tasks()), context, key_of, read_task);
+    return read_fetched_as_they_arrive(store_, m, region, to_size(plan.num_tasks()), context, key_of, read_task);
   }
   const ChunkReadRequest request(*store_, m, region);
   shared_thread_pool().parallel_for(to_size(plan.num_tasks()), [&](std::size_t index) { read_task(request, index); });

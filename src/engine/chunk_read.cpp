@@ -4,16 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
-#include <future>
 #include <limits>
-#include <map>
 
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
 #include "engine/task_copy.h"
-#include "engine/fetched_store.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/error.h"
 #include "zarrkit/config.h"
@@ -217,56 +213,6 @@ void prefault_output(const NDView& out) {
       __atomic_fetch_or(reinterpret_cast<unsigned char*>(p), static_cast<unsigned char>(0), __ATOMIC_RELAXED);
     }
   });
-}
-
-void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMetadata& m, const NDView& region,
-                             std::size_t num_tasks, std::string_view context,
-                             const std::function<std::string(std::size_t)>& key_of,
-                             const std::function<void(const ChunkReadRequest&, std::size_t)>& read_one) {
-  // About a quarter of the request per window (so that fetching overlaps decoding from the
-  // second window on), between 8 and 256 chunks, and at most ~256 MiB of decoded chunks.
-  const std::uint64_t chunk_bytes = std::max<std::uint64_t>(checked_nbytes(m.chunk_shape, m.dtype), 1);
-  const std::uint64_t by_bytes = std::max<std::uint64_t>((std::uint64_t{256} << 20) / chunk_bytes, 1);
-  const std::size_t window =
-      to_size(std::min<std::uint64_t>(std::clamp<std::uint64_t>((num_tasks + 3) / 4, 8, 256), by_bytes));
-  // Windows being fetched ahead of the one being decoded.
-  constexpr std::size_t kAhead = 2;
-  using Held = FetchedStore::Fetched;
-  auto fetch = [&](std::size_t first) {
-    std::vector<std::string> keys;
-    for (std::size_t i = first; i < std::min(first + window, num_tasks); ++i) {
-      std::string key = key_of(i);
-      if (!key.empty()) keys.push_back(std::move(key));  // "": read by the task itself
-    }
-    Held held;
-    if (keys.empty()) return held;
-    std::vector<std::optional<Buffer>> values = store->get_many(keys, BufferPrototype::host());
-    for (std::size_t i = 0; i < keys.size(); ++i) held.emplace(std::move(keys[i]), std::move(values[i]));
-    return held;
-  };
-  std::deque<std::future<Held>> pending;
-  std::size_t next_fetch = 0;
-  auto fetch_ahead = [&] {
-    while (pending.size() < kAhead && next_fetch < num_tasks) {
-      pending.push_back(std::async(std::launch::async, fetch, next_fetch));
-      next_fetch += window;
-    }
-  };
-  fetch_ahead();
-  for (std::size_t first = 0; first < num_tasks; first += window) {
-    Held held;
-    try {
-      held = pending.front().get();
-    } catch (const Error& e) {
-      rethrow_with_context(e, context);
-    }
-    pending.pop_front();
-    fetch_ahead();
-    const auto fetched = std::make_shared<FetchedStore>(store, std::move(held));
-    const ChunkReadRequest request(*fetched, m, region);
-    const std::size_t count = std::min(window, num_tasks - first);
-    shared_thread_pool().parallel_for(count, [&](std::size_t i) { read_one(request, first + i); });
-  }
 }
 
 void read_chunk_task(const ChunkReadRequest& r, const std::string& key, const ChunkTask& task) {

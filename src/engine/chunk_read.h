@@ -15,8 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,18 +48,6 @@ void prefault_output(const NDView& out);
 
 // Reads the task's elements of the chunk stored at `key` into the request's region.
 void read_chunk_task(const ChunkReadRequest& request, const std::string& key, const ChunkTask& task);
-
-// For stores that keep many requests in flight (capabilities().batched_gets: S3, HTTP): the
-// chunks of tasks 0..num_tasks-1 (keys from `key_of`; "" for a task that reads for itself,
-// such as part of a shard) are fetched in windows with one get_many each, the next windows'
-// fetches overlapping the decoding of this one, and each task runs `read_one` on the thread
-// pool with a request whose store serves the fetched bytes (engine/fetched_store.h).
-// Without this, each pool thread would wait for its own request: as many requests in
-// flight as threads. A failed fetch is rethrown with `context` ("array 'a' in s3://...").
-void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMetadata& metadata,
-                             const NDView& region, std::size_t num_tasks, std::string_view context,
-                             const std::function<std::string(std::size_t)>& key_of,
-                             const std::function<void(const ChunkReadRequest&, std::size_t)>& read_one);
 
 // The byte ranges of a chunk that a partial read fetches: `count` slabs of `slab_bytes`
 // bytes, the first at `first_offset`, each further one at the offset the strides give.

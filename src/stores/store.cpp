@@ -123,6 +123,12 @@ std::vector<std::optional<Buffer>> Store::get_many(std::span<const std::string> 
   return values;
 }
 
+void Store::get_each(std::span<const std::string> keys, const BufferPrototype& prototype,
+                     const ValueHandler& on_value) {
+  std::vector<std::optional<Buffer>> values = get_many(keys, prototype);
+  for (std::size_t i = 0; i < values.size(); ++i) on_value(i, std::move(values[i]));
+}
+
 std::optional<std::uint64_t> Store::read_into(std::string_view key, std::span<const ByteRange> ranges,
                                               std::span<const MutableByteView> dests) {
   if (ranges.size() != dests.size()) {

@@ -1,6 +1,12 @@
 """Real servers for the remote-store tests, started on 127.0.0.1 by the tests themselves:
-moto's S3 server and nginx serving a directory (with Range support). Each picks a free
-port, waits until it answers, and is stopped (and its files removed) at the end."""
+moto's S3 server and nginx serving a directory (with Range support), or nginx adding a fixed
+delay before each answer (loopback has no latency, object stores answer in ~10-50 ms; this
+kernel has no netem). Each picks a free port, waits until it answers, and is stopped (and
+its files removed) at the end.
+
+Where nginx and its echo module live can be set with ZARRKIT_NGINX (the binary) and
+ZARRKIT_NGINX_MODULES (the folder of ngx_http_echo_module.so), for machines where they are
+unpacked into a folder rather than installed."""
 
 import ctypes
 import os
@@ -84,12 +90,14 @@ class MotoServer:
 
 
 NGINX_CONFIG = """\
+{load_modules}
 daemon off;
-master_process off;
-worker_processes 1;
+{user}
+master_process {master};
+worker_processes {workers};
 pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
-events {{ worker_connections 512; }}
+events {{ worker_connections 2048; }}
 http {{
   access_log off;
   client_body_temp_path {dir}/client_body;
@@ -99,19 +107,53 @@ http {{
   scgi_temp_path {dir}/scgi;
   default_type application/octet-stream;
   keepalive_requests 10000;
+{upstream}
   server {{
     listen 127.0.0.1:{port}{tls};
-    root {root};
-    # Old names that redirect to the data (tests follow redirects).
-    location /moved/ {{ rewrite ^/moved/(.*)$ /$1 permanent; }}
-    location /found/ {{ rewrite ^/found/(.*)$ /moved/$1 redirect; }}
+{locations}
   }}
 }}
 """
 
+STATIC_LOCATIONS = """\
+    root {root};
+    # Old names that redirect to the data (tests follow redirects).
+    location /moved/ {{ rewrite ^/moved/(.*)$ /$1 permanent; }}
+    location /found/ {{ rewrite ^/found/(.*)$ /moved/$1 redirect; }}"""
+
+# Every request waits `delay` seconds (a timer in nginx's event loop: many requests wait at
+# once), then is served: from `root`, or passed on to the upstream server unchanged (method,
+# query, Host header, body), with kept-alive connections to it and no buffering.
+DELAYED_LOCATIONS = """\
+    location / {{ echo_sleep {delay}; echo_exec @serve; }}
+    location @serve {{
+{serve}
+    }}"""
+STATIC_SERVE = "      root {root};"
+PROXY_SERVE = """\
+      proxy_pass http://backend;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_buffering off;
+      proxy_request_buffering off;
+      client_max_body_size 0;"""
+UPSTREAM = """\
+  upstream backend {{ server {address}; keepalive 256; }}"""
+
 
 def nginx_binary():
+    if os.environ.get("ZARRKIT_NGINX"):
+        return os.environ["ZARRKIT_NGINX"]
     return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/sbin/nginx") if os.access(p, os.X_OK)), None)
+
+
+def echo_module():
+    """The path of nginx's echo module (Debian: libnginx-mod-http-echo), or None."""
+    folders = [os.environ["ZARRKIT_NGINX_MODULES"]] if os.environ.get("ZARRKIT_NGINX_MODULES") else []
+    folders.append("/usr/lib/nginx/modules")
+    return next((str(Path(f) / "ngx_http_echo_module.so") for f in folders
+                 if (Path(f) / "ngx_http_echo_module.so").is_file()), None)
 
 
 def self_signed_certificate(directory):
@@ -152,12 +194,23 @@ def self_signed_certificate(directory):
 class Nginx:
     """nginx as the current user, serving `root` at self.url (byte ranges included); with
     tls=True over HTTPS with a self-signed certificate (self.certificate, the PEM file a
-    client must trust)."""
+    client must trust).
 
-    def __init__(self, workdir, root, tls=False):
+    delay_ms: every answer is held back this long before nginx serves it (needs the echo
+    module). upstream ("127.0.0.1:PORT"): instead of serving `root`, pass every request on
+    to that server, after the delay (a slow network in front of moto, say). workers: nginx
+    worker processes (one by default; more need nginx's master process, which is what
+    self.process then is)."""
+
+    def __init__(self, workdir, root, tls=False, delay_ms=None, upstream=None, workers=1):
         binary = nginx_binary()
         if binary is None:
             raise FileNotFoundError("nginx is not installed (scripts/setup installs nginx-light)")
+        delayed = delay_ms is not None or upstream is not None
+        module = echo_module() if delayed else None
+        if delayed and module is None:
+            raise FileNotFoundError("nginx's echo module is not installed (scripts/setup installs "
+                                    "libnginx-mod-http-echo; or set ZARRKIT_NGINX_MODULES)")
         self.port = free_port()
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         workdir = Path(workdir)
@@ -167,7 +220,19 @@ class Nginx:
         if tls:
             key, self.certificate = self_signed_certificate(workdir)
             tls_config = f" ssl;\n    ssl_certificate {self.certificate};\n    ssl_certificate_key {key}"
-        config.write_text(NGINX_CONFIG.format(dir=workdir, port=self.port, root=Path(root).resolve(), tls=tls_config))
+        root = Path(root).resolve() if root is not None else None
+        if not delayed:
+            locations = STATIC_LOCATIONS.format(root=root)
+        else:
+            serve = PROXY_SERVE if upstream else STATIC_SERVE.format(root=root)
+            locations = DELAYED_LOCATIONS.format(delay=f"{(delay_ms or 0) / 1000:.3f}", serve=serve)
+        config.write_text(NGINX_CONFIG.format(
+            dir=workdir, port=self.port, tls=tls_config, locations=locations,
+            master="on" if workers > 1 else "off", workers=workers,
+            # A master started as root gives its workers to "nobody", who cannot read the files.
+            user="user root;" if workers > 1 and os.geteuid() == 0 else "",
+            load_modules=f"load_module {module};" if module else "",
+            upstream=UPSTREAM.format(address=upstream) if upstream else ""))
         self.log = workdir / "error.log"
         self.log.touch()
         self.process = subprocess.Popen([binary, "-e", str(self.log), "-p", str(workdir), "-c", str(config)],

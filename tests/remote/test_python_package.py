@@ -71,6 +71,27 @@ def test_http_is_read_only(nginx, tmp_path):
     np.testing.assert_array_equal(copy[5:9], data[5:9])
 
 
+def test_opening_an_array_to_read_asks_the_server_once(nginx, proxy_for):
+    # One request for the metadata: over a network each one is a round trip.
+    data = np.arange(12, dtype="i2").reshape(3, 4)
+    zarrkit.create_array(nginx.root / "once.zarr", data=data, chunks=(2, 2))
+    zarrkit.create_array(nginx.root / "once2.zarr", data=data, chunks=(2, 2), zarr_format=2)
+    zarrkit.create_group(nginx.root / "g.zarr")
+    proxy = proxy_for(nginx.port)
+    base = f"http://127.0.0.1:{proxy.port}"
+    a = zarrkit.open_array(f"{base}/once.zarr", mode="r")
+    assert proxy.requests == 1
+    np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(zarrkit.errors.NotFoundError, match="not v2"):
+        zarrkit.open_array(f"{base}/once.zarr", mode="r", zarr_format=2)
+    # v2, groups and missing arrays are still told apart.
+    np.testing.assert_array_equal(zarrkit.open_array(f"{base}/once2.zarr", mode="r")[...], data)
+    with pytest.raises(zarrkit.errors.NotFoundError, match="is a group"):
+        zarrkit.open_array(f"{base}/g.zarr", mode="r")
+    with pytest.raises(zarrkit.errors.NotFoundError, match="no array"):
+        zarrkit.open_array(f"{base}/missing.zarr", mode="r")
+
+
 def test_dask_distributed_on_s3(s3_env, bucket):
     distributed = pytest.importorskip("distributed")
     da = pytest.importorskip("dask.array")

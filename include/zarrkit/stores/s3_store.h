@@ -75,6 +75,8 @@ class S3Store : public Store {
                             std::optional<ByteRange> range = std::nullopt) override;
   std::vector<std::optional<Buffer>> get_many(std::span<const std::string> keys,
                                               const BufferPrototype& prototype = BufferPrototype::host()) override;
+  void get_each(std::span<const std::string> keys, const BufferPrototype& prototype,
+                const ValueHandler& on_value) override;
   std::optional<std::vector<Buffer>> get_ranges(std::string_view key, std::span<const ByteRange> ranges,
                                                 const BufferPrototype& prototype = BufferPrototype::host()) override;
   bool exists(std::string_view key) override;

@@ -3,6 +3,7 @@
 // active, reuses easy handles and (through the multi handle's cache) connections, and
 // hands each finished response back to its caller.
 #include <curl/curl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,10 +51,17 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// The requests of one perform() or perform_each() call, on the caller's stack until all
+// are complete.
 struct Batch {
   std::mutex mutex;
   std::condition_variable done;
   std::size_t remaining = 0;
+  // perform_each: the caller is woken for each complete response, whose index lands here.
+  bool streaming = false;
+  std::vector<std::size_t> ready;
+  // The caller's handler failed: transfers not yet started are completed unstarted.
+  std::atomic<bool> cancelled{false};
 };
 
 // One request's state while it runs.
@@ -61,6 +69,7 @@ struct Transfer {
   const HttpRequest* request = nullptr;
   HttpResponse* response = nullptr;
   Batch* batch = nullptr;
+  std::size_t index = 0;  // in the batch
   std::uint64_t max_body = 0;
 
   CURL* easy = nullptr;
@@ -162,14 +171,14 @@ TransportError classify(CURLcode code, bool too_large) {
   }
 }
 
-class CurlTransport final : public HttpTransport, public std::enable_shared_from_this<CurlTransport> {
+// One event-loop thread with its own libcurl multi handle (and so its own connections):
+// it runs the transfers queued to it, at most `concurrency` at once.
+class EventLoop {
  public:
-  explicit CurlTransport(TransportOptions options) : options_(std::move(options)) {
-    options_.concurrency = std::max<std::size_t>(options_.concurrency, 1);
-    global_init();
-  }
+  EventLoop(const TransportOptions& options, std::size_t concurrency)
+      : options_(options), concurrency_(std::max<std::size_t>(concurrency, 1)) {}
 
-  ~CurlTransport() override {
+  ~EventLoop() {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -184,30 +193,29 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
     }
   }
 
-  std::vector<HttpResponse> perform(std::span<const HttpRequest> requests) override {
-    std::vector<HttpResponse> responses(requests.size());
-    if (requests.empty()) return responses;
-    Batch batch;
-    batch.remaining = requests.size();
-    std::vector<std::unique_ptr<Transfer>> transfers;
-    transfers.reserve(requests.size());
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      auto t = std::make_unique<Transfer>();
-      t->request = &requests[i];
-      t->response = &responses[i];
-      t->batch = &batch;
-      t->max_body = options_.max_body_bytes;
-      transfers.push_back(std::move(t));
-    }
+  void submit(std::span<Transfer* const> transfers) {
     {
       std::lock_guard lock(mutex_);
       start_loop_if_needed();
-      for (auto& t : transfers) queue_.push_back(t.get());
+      queue_.insert(queue_.end(), transfers.begin(), transfers.end());
     }
     curl_multi_wakeup(multi_);
-    std::unique_lock lock(batch.mutex);
-    batch.done.wait(lock, [&] { return batch.remaining == 0; });
-    return responses;
+  }
+
+  // Makes the loop look at its queue now (a batch was cancelled).
+  void wake() {
+    std::lock_guard lock(mutex_);
+    if (multi_ != nullptr) curl_multi_wakeup(multi_);
+  }
+
+  static void complete(Transfer* t, TransportError error, std::string message) {
+    t->response->error = error;
+    t->response->error_message = std::move(message);
+    Batch& batch = *t->batch;
+    std::lock_guard lock(batch.mutex);
+    if (batch.streaming) batch.ready.push_back(t->index);
+    // The batch may be gone once the caller sees remaining == 0 and the lock is released.
+    if (--batch.remaining == 0 || batch.streaming) batch.done.notify_all();
   }
 
  private:
@@ -218,23 +226,31 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
     owner_pid_ = ::getpid();
     multi_ = curl_multi_init();
     if (multi_ == nullptr) throw IoError("libcurl: cannot create a multi handle");
-    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(options_.concurrency));
-    loop_ = std::thread([this] { run_loop(); });
+    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(concurrency_));
+    loop_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "zarrkit-http");  // in profiles and /proc/PID/task/*/comm
+      run_loop();
+    });
   }
 
   void run_loop() {
     std::vector<Transfer*> starting;
+    std::vector<Transfer*> dropped;
     std::size_t active = 0;
     for (;;) {
       starting.clear();
+      dropped.clear();
       {
         std::lock_guard lock(mutex_);
         if (stopping_) break;
-        while (active + starting.size() < options_.concurrency && !queue_.empty()) {
-          starting.push_back(queue_.front());
+        while (active + starting.size() < concurrency_ && !queue_.empty()) {
+          Transfer* t = queue_.front();
           queue_.pop_front();
+          // Requests of a cancelled batch take no slot: all of them end at once.
+          (t->batch->cancelled ? dropped : starting).push_back(t);
         }
       }
+      for (Transfer* t : dropped) complete(t, TransportError::kOther, "cancelled: another request of its batch failed");
       for (Transfer* t : starting) {
         if (start(t)) {
           ++active;
@@ -243,13 +259,17 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
       int running = 0;
       curl_multi_perform(multi_, &running);
       int left = 0;
+      bool finished = false;
       while (CURLMsg* message = curl_multi_info_read(multi_, &left)) {
         if (message->msg != CURLMSG_DONE) continue;
         Transfer* t = nullptr;
         curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
         finish(t, message->data.result);
         --active;
+        finished = true;
       }
+      // Slots came free: start (or drop) what is queued before waiting for sockets.
+      if (finished) continue;
       curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
     }
     // Shutting down: nobody is waiting (the transport is being destroyed), drop everything.
@@ -377,15 +397,8 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
     complete(t, error, std::move(message));
   }
 
-  static void complete(Transfer* t, TransportError error, std::string message) {
-    t->response->error = error;
-    t->response->error_message = std::move(message);
-    Batch& batch = *t->batch;
-    std::lock_guard lock(batch.mutex);
-    if (--batch.remaining == 0) batch.done.notify_all();
-  }
-
-  TransportOptions options_;
+  const TransportOptions& options_;
+  const std::size_t concurrency_;
   std::mutex mutex_;  // guards queue_, stopping_, and starting the loop
   std::deque<Transfer*> queue_;
   bool stopping_ = false;
@@ -393,6 +406,90 @@ class CurlTransport final : public HttpTransport, public std::enable_shared_from
   CURLM* multi_ = nullptr;
   std::thread loop_;
   std::vector<CURL*> idle_handles_;  // used by the loop thread only
+};
+
+class CurlTransport final : public HttpTransport {
+ public:
+  explicit CurlTransport(TransportOptions options) : options_(std::move(options)) {
+    options_.concurrency = std::max<std::size_t>(options_.concurrency, 1);
+    global_init();
+    // The requests in flight are shared out between the loops, each with its own
+    // connections; more loops than requests would idle.
+    std::size_t count = options_.event_loops;
+    if (count == 0) count = std::thread::hardware_concurrency() >= 8 ? 2 : 1;
+    count = std::clamp<std::size_t>(count, 1, options_.concurrency);
+    for (std::size_t i = 0; i < count; ++i) {
+      loops_.push_back(std::make_unique<EventLoop>(options_, (options_.concurrency + count - 1 - i) / count));
+    }
+  }
+
+  std::vector<HttpResponse> perform(std::span<const HttpRequest> requests) override {
+    std::vector<HttpResponse> responses(requests.size());
+    run_batch(requests, responses, nullptr);
+    return responses;
+  }
+
+  void perform_each(std::span<const HttpRequest> requests, const ResponseHandler& on_response) override {
+    std::vector<HttpResponse> responses(requests.size());
+    run_batch(requests, responses, &on_response);
+  }
+
+ private:
+  // Queues the requests (dealt out to the loops in turn), waits for all of them, and (when
+  // streaming) hands each response to the handler as it completes. Returns only once no
+  // transfer refers to the batch.
+  void run_batch(std::span<const HttpRequest> requests, std::vector<HttpResponse>& responses,
+                 const ResponseHandler* on_response) {
+    if (requests.empty()) return;
+    Batch batch;
+    batch.remaining = requests.size();
+    batch.streaming = on_response != nullptr;
+    std::vector<std::unique_ptr<Transfer>> transfers;
+    transfers.reserve(requests.size());
+    std::vector<std::vector<Transfer*>> per_loop(loops_.size());
+    const std::size_t first = next_loop_.fetch_add(1) % loops_.size();
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      auto t = std::make_unique<Transfer>();
+      t->request = &requests[i];
+      t->response = &responses[i];
+      t->batch = &batch;
+      t->index = i;
+      t->max_body = options_.max_body_bytes;
+      per_loop[(first + i) % loops_.size()].push_back(t.get());
+      transfers.push_back(std::move(t));
+    }
+    for (std::size_t l = 0; l < loops_.size(); ++l) {
+      if (!per_loop[l].empty()) loops_[l]->submit(per_loop[l]);
+    }
+    std::exception_ptr failure;
+    std::vector<std::size_t> ready;
+    std::unique_lock lock(batch.mutex);
+    for (;;) {
+      batch.done.wait(lock, [&] { return !batch.ready.empty() || batch.remaining == 0; });
+      ready.swap(batch.ready);
+      // Every completion pushed its index before counting down: nothing more will come.
+      const bool all_done = batch.remaining == 0;
+      lock.unlock();
+      for (std::size_t i : ready) {
+        if (failure) break;
+        try {
+          (*on_response)(i, responses[i]);
+        } catch (...) {
+          failure = std::current_exception();
+          batch.cancelled = true;
+          for (auto& loop : loops_) loop->wake();  // they drop the batch's queued requests now
+        }
+      }
+      ready.clear();
+      if (all_done) break;
+      lock.lock();
+    }
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  TransportOptions options_;
+  std::vector<std::unique_ptr<EventLoop>> loops_;
+  std::atomic<std::size_t> next_loop_{0};
 };
 
 std::optional<long> env_number(const char* name) {
@@ -413,6 +510,11 @@ std::optional<std::string_view> HttpResponse::header(std::string_view name) cons
     if (n == name) return std::string_view(v);
   }
   return std::nullopt;
+}
+
+void HttpTransport::perform_each(std::span<const HttpRequest> requests, const ResponseHandler& on_response) {
+  std::vector<HttpResponse> responses = perform(requests);
+  for (std::size_t i = 0; i < responses.size(); ++i) on_response(i, responses[i]);
 }
 
 std::string_view transport_error_name(TransportError error) {
@@ -437,6 +539,7 @@ std::shared_ptr<HttpTransport> make_curl_transport(const TransportOptions& optio
 TransportOptions transport_options_from_environment(TransportOptions o) {
   using std::chrono::milliseconds;
   if (auto v = env_number("ZARRKIT_HTTP_CONCURRENCY")) o.concurrency = static_cast<std::size_t>(std::max(*v, 1L));
+  if (auto v = env_number("ZARRKIT_HTTP_THREADS")) o.event_loops = static_cast<std::size_t>(std::min(*v, 64L));
   if (auto v = env_number("ZARRKIT_HTTP_CONNECT_TIMEOUT_MS")) o.connect_timeout = milliseconds(*v);
   if (auto v = env_number("ZARRKIT_HTTP_STALL_TIMEOUT_MS")) o.stall_timeout = milliseconds(*v);
   if (auto v = env_number("ZARRKIT_HTTP_REQUEST_TIMEOUT_MS")) o.request_timeout = milliseconds(*v);

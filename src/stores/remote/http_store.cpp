@@ -86,25 +86,30 @@ struct HttpStore::Impl {
     return out;
   }
 
-  // The whole values of `keys`, requested together (nullopt: absent).
-  std::vector<std::optional<Buffer>> get_whole(std::span<const std::string> keys) {
+  // The whole values of `keys`, requested together, each handed to `on_value` as it
+  // arrives (nullopt: absent).
+  void get_whole(std::span<const std::string> keys, const std::function<void(std::size_t, std::optional<Buffer>)>& on_value) {
     std::vector<HttpRequest> requests;
     requests.reserve(keys.size());
     for (const std::string& key : keys) requests.push_back(request("GET", key, std::nullopt));
-    auto responses = perform_with_retries(settings.transport->get(), requests,
-                                          [](std::size_t, HttpResponse& r) {
-                                            if (auto v = common_verdict(r)) return *v;
-                                            if (r.status != 200) {
-                                              return Verdict::fail(fmt::format("unexpected HTTP status {}", r.status));
-                                            }
-                                            return Verdict::accept();
-                                          },
-                                          settings.retry);
-    std::vector<std::optional<Buffer>> values(keys.size());
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (!absent(responses[i].status)) values[i] = std::move(responses[i].body);
-    }
-    return values;
+    perform_each_with_retries(
+        settings.transport->get(), requests,
+        [](std::size_t, HttpResponse& r) {
+          if (auto v = common_verdict(r)) return *v;
+          if (r.status != 200) return Verdict::fail(fmt::format("unexpected HTTP status {}", r.status));
+          return Verdict::accept();
+        },
+        [&](std::size_t i, HttpResponse& r) {
+          on_value(i, absent(r.status) ? std::nullopt : std::optional<Buffer>(std::move(r.body)));
+        },
+        settings.retry);
+  }
+
+  std::optional<Buffer> get_whole(std::string_view key) {
+    const std::string whole_key(key);
+    std::optional<Buffer> value;
+    get_whole(std::span(&whole_key, 1), [&](std::size_t, std::optional<Buffer> v) { value = std::move(v); });
+    return value;
   }
 };
 
@@ -127,7 +132,11 @@ std::shared_ptr<HttpStore> HttpStore::open(std::string_view url, const RemoteOpt
 }
 
 StoreCapabilities HttpStore::capabilities() const {
-  return {.writable = false, .listable = false, .partial_reads = true, .batched_gets = true};
+  return {.writable = false,
+          .listable = false,
+          .partial_reads = true,
+          .batched_gets = true,
+          .requests_in_flight = impl_->settings.concurrency};
 }
 
 std::string HttpStore::describe() const { return impl_->base_url; }
@@ -141,8 +150,7 @@ std::optional<Buffer> HttpStore::get(std::string_view key, const BufferPrototype
   }
   std::optional<Buffer> data;
   if (!range) {
-    const std::string whole_key(key);
-    data = std::move(impl_->get_whole(std::span(&whole_key, 1)).front());
+    data = impl_->get_whole(key);
   } else {
     auto parts = impl_->fetch(key, std::span(&*range, 1));
     if (parts) data = std::move(parts->front());
@@ -153,12 +161,18 @@ std::optional<Buffer> HttpStore::get(std::string_view key, const BufferPrototype
 
 std::vector<std::optional<Buffer>> HttpStore::get_many(std::span<const std::string> keys,
                                                       const BufferPrototype& prototype) {
-  for (const std::string& key : keys) validate_key(key);
-  std::vector<std::optional<Buffer>> values = impl_->get_whole(keys);
-  for (auto& value : values) {
-    if (value) value = to_prototype(std::move(*value), prototype, describe());
-  }
+  std::vector<std::optional<Buffer>> values(keys.size());
+  get_each(keys, prototype, [&](std::size_t i, std::optional<Buffer> value) { values[i] = std::move(value); });
   return values;
+}
+
+void HttpStore::get_each(std::span<const std::string> keys, const BufferPrototype& prototype,
+                         const ValueHandler& on_value) {
+  for (const std::string& key : keys) validate_key(key);
+  impl_->get_whole(keys, [&](std::size_t i, std::optional<Buffer> value) {
+    if (value) value = to_prototype(std::move(*value), prototype, describe());
+    on_value(i, std::move(value));
+  });
 }
 
 std::optional<std::vector<Buffer>> HttpStore::get_ranges(std::string_view key, std::span<const ByteRange> ranges,
@@ -200,8 +214,7 @@ std::optional<std::uint64_t> HttpStore::size(std::string_view key) {
   if (!head) return std::nullopt;
   if (*head) return **head;
   // No Content-Length on HEAD (some servers): read the value to measure it.
-  const std::string whole_key(key);
-  auto value = std::move(impl_->get_whole(std::span(&whole_key, 1)).front());
+  auto value = impl_->get_whole(key);
   if (!value) return std::nullopt;
   return value->size();
 }

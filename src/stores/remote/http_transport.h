@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -54,6 +55,10 @@ struct HttpResponse {
 struct TransportOptions {
   // Requests in flight at once, over all callers (each may open a connection).
   std::size_t concurrency = 64;
+  // Event-loop threads that receive the responses, the requests in flight shared out
+  // between them (one thread copies every body it receives: on many cores one becomes the
+  // limit). 0: one below 8 hardware threads, else two.
+  std::size_t event_loops = 0;
   std::chrono::milliseconds connect_timeout{10'000};
   // A transfer that moves no bytes for this long fails with kTimeout.
   std::chrono::milliseconds stall_timeout{30'000};
@@ -73,6 +78,16 @@ class HttpTransport {
   // Runs every request (concurrently, up to the transport's limit) and waits for all of
   // them. Never throws for network failures: they are reported in each response.
   virtual std::vector<HttpResponse> perform(std::span<const HttpRequest> requests) = 0;
+
+  // Runs every request like perform(), but hands each response to `on_response` (index,
+  // response; the handler may move the body out) on the calling thread as soon as that
+  // response is complete, in the order they complete, and returns when all have been
+  // handed over. Callers start work on the first answers while the others still arrive.
+  // If the handler throws, requests not yet started are dropped, the running ones are
+  // waited for (their answers are not handed over), and the exception is rethrown.
+  // The default runs perform() and hands the responses over in request order.
+  using ResponseHandler = std::function<void(std::size_t index, HttpResponse& response)>;
+  virtual void perform_each(std::span<const HttpRequest> requests, const ResponseHandler& on_response);
 };
 
 // libcurl multi: one event-loop thread per transport runs every transfer, so connections
@@ -80,7 +95,7 @@ class HttpTransport {
 std::shared_ptr<HttpTransport> make_curl_transport(const TransportOptions& options);
 
 // Transport settings from the environment (see docs/remote-stores.md):
-//   ZARRKIT_HTTP_CONCURRENCY, ZARRKIT_HTTP_CONNECT_TIMEOUT_MS, ZARRKIT_HTTP_STALL_TIMEOUT_MS,
+//   ZARRKIT_HTTP_CONCURRENCY, ZARRKIT_HTTP_THREADS (event loops), ZARRKIT_HTTP_CONNECT_TIMEOUT_MS, ZARRKIT_HTTP_STALL_TIMEOUT_MS,
 //   ZARRKIT_HTTP_REQUEST_TIMEOUT_MS, ZARRKIT_HTTP_VERIFY_TLS (0 to skip certificate checks),
 //   ZARRKIT_CA_BUNDLE (else AWS_CA_BUNDLE, else CURL_CA_BUNDLE: a PEM file of CAs to trust).
 TransportOptions transport_options_from_environment(TransportOptions defaults = {});

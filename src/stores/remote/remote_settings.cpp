@@ -38,6 +38,7 @@ RemoteSettings resolve_remote_settings(const RemoteOptions& o, std::shared_ptr<H
   if (o.retry_total) s.retry.max_total = *o.retry_total;
   s.coalesce_gap = o.coalesce_gap_bytes;
   s.coalesce_max = std::max<std::uint64_t>(o.coalesce_max_bytes, 1);
+  s.concurrency = std::max<std::size_t>(o.concurrency.value_or(transport_options_from_environment().concurrency), 1);
   if (transport) {
     s.transport = std::make_unique<TransportRef>(std::move(transport));
   } else if (!o.concurrency && !o.connect_timeout && !o.stall_timeout && !o.request_timeout) {

@@ -39,6 +39,8 @@ struct RemoteSettings {
   RetryPolicy retry;
   std::uint64_t coalesce_gap = 0;
   std::uint64_t coalesce_max = 0;
+  // The transport's requests in flight (StoreCapabilities::requests_in_flight).
+  std::size_t concurrency = 0;
 };
 
 // `transport`, when given, is used as it is (tests); else the shared transport when no

@@ -101,10 +101,9 @@ std::string url_for_message(std::string_view url) {
   return std::string(url.substr(0, url.find('?')));
 }
 
-std::vector<HttpResponse> perform_with_retries(HttpTransport& transport, std::span<const HttpRequest> requests,
-                                               const Judge& judge, const RetryPolicy& policy, Clock& clock,
-                                               const UniformRandom& random) {
-  std::vector<HttpResponse> results(requests.size());
+void perform_each_with_retries(HttpTransport& transport, std::span<const HttpRequest> requests, const Judge& judge,
+                               const AcceptedHandler& on_accepted, const RetryPolicy& policy, Clock& clock,
+                               const UniformRandom& random) {
   std::vector<std::size_t> pending(requests.size());
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   Backoff backoff(policy, clock, random);
@@ -112,24 +111,21 @@ std::vector<HttpResponse> perform_with_retries(HttpTransport& transport, std::sp
   while (!pending.empty()) {
     round.clear();
     for (std::size_t i : pending) round.push_back(requests[i]);
-    std::vector<HttpResponse> responses = transport.perform(round);
     std::vector<std::size_t> again;
-    const Verdict* last_retry = nullptr;
-    std::vector<Verdict> verdicts(pending.size());
-    for (std::size_t j = 0; j < pending.size(); ++j) {
+    std::optional<Verdict> last_retry;
+    transport.perform_each(round, [&](std::size_t j, HttpResponse& response) {
       const std::size_t i = pending[j];
-      verdicts[j] = judge(i, responses[j]);
-      const Verdict& v = verdicts[j];
+      Verdict v = judge(i, response);
       if (v.kind == Verdict::Kind::kFail) {
         throw_error(v.code, fmt::format("{} {}: {}", requests[i].method, url_for_message(requests[i].url), v.reason));
       }
       if (v.kind == Verdict::Kind::kRetry) {
         again.push_back(i);
-        last_retry = &v;
-        continue;
+        last_retry = std::move(v);
+        return;
       }
-      results[i] = std::move(responses[j]);
-    }
+      on_accepted(i, response);
+    });
     if (again.empty()) break;
     const std::optional<Clock::Duration> delay = backoff.next_delay();
     if (!delay) {
@@ -140,8 +136,19 @@ std::vector<HttpResponse> perform_with_retries(HttpTransport& transport, std::sp
                                                 seconds));
     }
     clock.sleep_for(*delay);
+    // In request order, as the first round was (answers arrive in any order).
+    std::sort(again.begin(), again.end());
     pending = std::move(again);
   }
+}
+
+std::vector<HttpResponse> perform_with_retries(HttpTransport& transport, std::span<const HttpRequest> requests,
+                                               const Judge& judge, const RetryPolicy& policy, Clock& clock,
+                                               const UniformRandom& random) {
+  std::vector<HttpResponse> results(requests.size());
+  perform_each_with_retries(
+      transport, requests, judge, [&](std::size_t i, HttpResponse& response) { results[i] = std::move(response); },
+      policy, clock, random);
   return results;
 }
 

@@ -96,6 +96,17 @@ std::vector<HttpResponse> perform_with_retries(HttpTransport& transport, std::sp
                                                Clock& clock = Clock::system(),
                                                const UniformRandom& random = default_random());
 
+// Like perform_with_retries, but hands each accepted response to `on_accepted` (the index
+// of its request, the response; the handler may move the body out) on the calling thread
+// as soon as it is judged, while the other requests still run. Each round streams: the
+// first round's answers are handed over as they arrive, retried requests after their
+// round's backoff delay. Throws as perform_with_retries does; responses handed over before
+// the failure stay handed over.
+using AcceptedHandler = std::function<void(std::size_t index, HttpResponse& response)>;
+void perform_each_with_retries(HttpTransport& transport, std::span<const HttpRequest> requests, const Judge& judge,
+                               const AcceptedHandler& on_accepted, const RetryPolicy& policy,
+                               Clock& clock = Clock::system(), const UniformRandom& random = default_random());
+
 // The URL without its query string, for error messages (queries may carry signatures).
 std::string url_for_message(std::string_view url);
 

@@ -179,5 +179,39 @@ TEST(PerformWithRetries, TimeoutsAreRetriedWithinTheBudget) {
   EXPECT_EQ(transport.tries["u"], 5);
 }
 
+TEST(PerformEachWithRetries, AcceptedAnswersAreHandedOverInTheirRoundRetriedOnesAfterTheirDelay) {
+  FakeClock clock;
+  ScriptedTransport transport;
+  transport.script["a"] = {status(200)};
+  transport.script["b"] = {status(503), status(503), status(200)};
+  transport.script["c"] = {status(500), status(206)};
+  const std::vector<HttpRequest> requests{request("GET", "a"), request("GET", "b"), request("GET", "c")};
+  std::vector<std::pair<std::size_t, std::size_t>> handed;  // (request, sleeps before it was handed over)
+  perform_each_with_retries(
+      transport, requests, judge_by_status,
+      [&](std::size_t i, HttpResponse& r) {
+        EXPECT_LT(r.status, 300);
+        handed.emplace_back(i, clock.sleeps.size());
+      },
+      RetryPolicy{}, clock, constant(0.5));
+  EXPECT_EQ(handed, (std::vector<std::pair<std::size_t, std::size_t>>{{0, 0}, {2, 1}, {1, 2}}));
+  EXPECT_EQ(transport.batch_sizes, (std::vector<std::size_t>{3, 2, 1}));
+
+  // A handler that throws ends the call: nothing is retried, no further answer handed over.
+  transport.tries.clear();
+  transport.batch_sizes.clear();
+  int calls = 0;
+  EXPECT_THROW(perform_each_with_retries(
+                   transport, requests, judge_by_status,
+                   [&](std::size_t, HttpResponse&) {
+                     ++calls;
+                     throw std::runtime_error("the reader failed");
+                   },
+                   RetryPolicy{}, clock, constant(0.5)),
+               std::runtime_error);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(transport.batch_sizes, (std::vector<std::size_t>{3}));
+}
+
 }  // namespace
 }  // namespace zarrkit::remote

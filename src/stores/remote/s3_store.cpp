@@ -204,17 +204,20 @@ struct S3Store::Impl {
     return std::pair(std::move(r.body), std::string(r.header("etag").value_or("")));
   }
 
-  // The whole values of `keys`, requested together (nullopt: absent); checked as above.
-  std::vector<std::optional<Buffer>> get_many(std::span<const std::string> keys) const {
+  // The whole values of `keys`, requested together, each handed to `on_value` as it
+  // arrives (nullopt: absent); checked as above.
+  void get_each(std::span<const std::string> keys,
+                const std::function<void(std::size_t, std::optional<Buffer>)>& on_value) const {
     std::vector<HttpRequest> requests;
     requests.reserve(keys.size());
     for (const std::string& key : keys) requests.push_back(whole_request(key));
-    auto responses = run(requests, [&](std::size_t, HttpResponse& response) { return judge_whole(response); });
-    std::vector<std::optional<Buffer>> values(keys.size());
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (responses[i].status != 404) values[i] = std::move(responses[i].body);
-    }
-    return values;
+    perform_each_with_retries(
+        settings.transport->get(), requests,
+        [&](std::size_t, HttpResponse& response) { return judge_whole(response); },
+        [&](std::size_t i, HttpResponse& r) {
+          on_value(i, r.status == 404 ? std::nullopt : std::optional<Buffer>(std::move(r.body)));
+        },
+        settings.retry);
   }
 
   HttpRequest whole_request(std::string_view key) const {
@@ -449,7 +452,11 @@ std::shared_ptr<S3Store> S3Store::open(std::string_view url, const S3Options& op
 }
 
 StoreCapabilities S3Store::capabilities() const {
-  return {.writable = !impl_->options.read_only, .listable = true, .partial_reads = true, .batched_gets = true};
+  return {.writable = !impl_->options.read_only,
+          .listable = true,
+          .partial_reads = true,
+          .batched_gets = true,
+          .requests_in_flight = impl_->settings.concurrency};
 }
 
 std::string S3Store::describe() const { return impl_->description; }
@@ -473,12 +480,18 @@ std::optional<Buffer> S3Store::get(std::string_view key, const BufferPrototype& 
 
 std::vector<std::optional<Buffer>> S3Store::get_many(std::span<const std::string> keys,
                                                     const BufferPrototype& prototype) {
-  for (const std::string& key : keys) validate_key(key);
-  std::vector<std::optional<Buffer>> values = impl_->get_many(keys);
-  for (auto& value : values) {
-    if (value) value = to_prototype(std::move(*value), prototype, describe());
-  }
+  std::vector<std::optional<Buffer>> values(keys.size());
+  get_each(keys, prototype, [&](std::size_t i, std::optional<Buffer> value) { values[i] = std::move(value); });
   return values;
+}
+
+void S3Store::get_each(std::span<const std::string> keys, const BufferPrototype& prototype,
+                       const ValueHandler& on_value) {
+  for (const std::string& key : keys) validate_key(key);
+  impl_->get_each(keys, [&](std::size_t i, std::optional<Buffer> value) {
+    if (value) value = to_prototype(std::move(*value), prototype, describe());
+    on_value(i, std::move(value));
+  });
 }
 
 std::optional<std::vector<Buffer>> S3Store::get_ranges(std::string_view key, std::span<const ByteRange> ranges,

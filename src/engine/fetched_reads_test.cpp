@@ -1,0 +1,386 @@
+// Reads from stores that batch gets (fetched_reads.h): chunks are read as they arrive, not
+// once their batch is complete; the number of chunks on the way stays within the budget;
+// failures stop the read without hanging it.
+#include "engine/fetched_reads.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <numeric>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "zarrkit/array.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/error.h"
+#include "zarrkit/selection.h"
+#include "zarrkit/stores/memory_store.h"
+
+namespace zarrkit {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+const json kBytes = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+const json kZstd = {{"name", "zstd"}, {"configuration", {{"level", 1}}}};
+const json kCrc = {{"name", "crc32c"}};
+
+json sharding(const Shape& inner) {
+  return {{"name", "sharding_indexed"},
+          {"configuration",
+           {{"chunk_shape", inner},
+            {"codecs", json::array({kBytes, kZstd})},
+            {"index_codecs", json::array({kBytes, kCrc})},
+            {"index_location", "end"}}}};
+}
+
+// A store that says it batches gets (as the remote stores do), counting how it is asked.
+// Its get_each hands values over one at a time through `before_each` (tests hook in there).
+class BatchingStore : public MemoryStore {
+ public:
+  explicit BatchingStore(std::size_t requests_in_flight = 0) : requests_in_flight_(requests_in_flight) {}
+
+  std::function<void(const std::string& key)> before_each;
+  std::function<void(std::size_t keys)> on_batch;
+  std::function<void()> on_single_get;
+  std::atomic<std::size_t> single_gets{0};
+  std::atomic<std::size_t> keys_requested{0};
+  std::atomic<bool> fail{false};
+  std::atomic<bool> drop_last{false};  // hand over one value too few
+
+  StoreCapabilities capabilities() const override {
+    StoreCapabilities c = MemoryStore::capabilities();
+    c.batched_gets = true;
+    c.requests_in_flight = requests_in_flight_;
+    return c;
+  }
+  void get_each(std::span<const std::string> keys, const BufferPrototype& prototype,
+                const ValueHandler& on_value) override {
+    {
+      std::lock_guard lock(mutex_);  // batches are fetched concurrently
+      batch_sizes_.push_back(keys.size());
+    }
+    keys_requested += keys.size();
+    if (on_batch) on_batch(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (fail) fail_io("the server went away");
+      if (drop_last && i + 1 == keys.size()) return;
+      if (before_each) before_each(keys[i]);
+      on_value(i, MemoryStore::get(keys[i], prototype, std::nullopt));
+    }
+  }
+  std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype,
+                            std::optional<ByteRange> range) override {
+    ++single_gets;
+    if (on_single_get) on_single_get();
+    return MemoryStore::get(key, prototype, range);
+  }
+  std::vector<std::size_t> sorted_batch_sizes() {
+    std::lock_guard lock(mutex_);
+    std::vector<std::size_t> sizes = batch_sizes_;
+    std::sort(sizes.begin(), sizes.end());
+    return sizes;
+  }
+
+ private:
+  std::size_t requests_in_flight_;
+  std::mutex mutex_;
+  std::vector<std::size_t> batch_sizes_;
+};
+
+// A small array for driving read_fetched_as_they_arrive directly with a reader of the
+// test's own: its metadata and an output region (the test's readers do not write there).
+struct Fixture {
+  explicit Fixture(std::size_t num_chunks) {
+    ArraySpec spec;
+    spec.shape = {num_chunks * 4};
+    spec.chunks = {4};
+    spec.dtype = DataType::uint_(8);
+    spec.codecs = json::array({kBytes});
+    metadata = std::make_shared<ArrayMetadata>(make_array_metadata(spec, CodecRegistry::builtin()));
+    out.resize(num_chunks * 4);
+    region = NDView{out.data(), spec.shape, {1}, spec.dtype};
+  }
+  std::shared_ptr<ArrayMetadata> metadata;
+  std::vector<std::byte> out;
+  NDView region;
+};
+
+std::string key_of_chunk(std::size_t i) { return "c/" + std::to_string(i); }
+
+void put_chunks(MemoryStore& store, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) store.set(key_of_chunk(i), as_bytes("chunk" + std::to_string(i)));
+}
+
+TEST(FetchedReads, BudgetIsTwiceTheRequestsInFlightWithinTheMemoryLimit) {
+  const FetchBudget plain = fetch_budget(64, 512 << 10);
+  EXPECT_EQ(plain.chunks, 128u);
+  EXPECT_EQ(plain.batch, 32u);
+  EXPECT_EQ(fetch_budget(0, 512 << 10).chunks, 128u);  // a store that does not say: 64 in flight
+  EXPECT_EQ(fetch_budget(2, 100).chunks, 8u);          // never fewer than 8 ...
+  EXPECT_EQ(fetch_budget(2, 100).batch, 2u);
+  const FetchBudget big = fetch_budget(64, 8 << 20);   // ... unless they would exceed 256 MiB decoded
+  EXPECT_EQ(big.chunks, 32u);
+  EXPECT_EQ(big.batch, 8u);
+  const FetchBudget huge = fetch_budget(64, std::uint64_t{1} << 30);
+  EXPECT_EQ(huge.chunks, 1u);
+  EXPECT_EQ(huge.batch, 1u);
+  // Readers for the tasks that make their own requests: a quarter of the requests in flight.
+  EXPECT_EQ(fetch_budget(64, 100).own_readers, 16u);
+  EXPECT_EQ(fetch_budget(32, 100).own_readers, 8u);
+  EXPECT_EQ(fetch_budget(2, 100).own_readers, 4u);
+  EXPECT_EQ(fetch_budget(1000, 100).own_readers, 16u);
+}
+
+TEST(FetchedReads, EachChunkIsReadAsSoonAsItArrivesNotWhenItsBatchIsComplete) {
+  // One batch of 4 (8 requests in flight: budget 16, batches of 4). The store hands over
+  // one value, then waits for the reader to have read it before handing over the next:
+  // a reader that waited for the whole batch would never see the first.
+  auto store = std::make_shared<BatchingStore>(8);
+  put_chunks(*store, 4);
+  Fixture f(4);
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t handed = 0;
+  std::size_t read = 0;
+  bool waited_in_vain = false;
+  store->before_each = [&](const std::string&) {
+    std::unique_lock lock(mutex);
+    if (!changed.wait_for(lock, 10s, [&] { return read == handed; })) waited_in_vain = true;
+    ++handed;
+  };
+  std::set<std::size_t> tasks_read;
+  read_fetched_as_they_arrive(store, *f.metadata, f.region, 4, "array 'x'", key_of_chunk,
+                              [&](const ChunkReadRequest& request, std::size_t task) {
+                                // The fetched bytes, not a second request to the store.
+                                const auto value = request.store.get(key_of_chunk(task));
+                                ASSERT_TRUE(value.has_value());
+                                EXPECT_EQ(std::string(as_chars(value->view())), "chunk" + std::to_string(task));
+                                std::lock_guard lock(mutex);
+                                tasks_read.insert(task);
+                                ++read;
+                                changed.notify_all();
+                              });
+  EXPECT_FALSE(waited_in_vain);
+  EXPECT_EQ(tasks_read, (std::set<std::size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(store->sorted_batch_sizes(), (std::vector<std::size_t>{4}));
+  EXPECT_EQ(store->single_gets.load(), 0u);
+}
+
+TEST(FetchedReads, ChunksOnTheWayStayWithinTheBudgetAndEveryTaskIsReadOnce) {
+  // 4 requests in flight: at most 8 chunks requested and not yet read, batches of 2.
+  auto store = std::make_shared<BatchingStore>(4);
+  put_chunks(*store, 101);
+  Fixture f(101);
+  std::mutex mutex;
+  std::size_t requested = 0;
+  std::size_t read = 0;
+  std::size_t most_on_the_way = 0;
+  std::vector<std::atomic<int>> times_read(101);
+  store->on_batch = [&](std::size_t keys) {
+    std::lock_guard lock(mutex);
+    requested += keys;
+    most_on_the_way = std::max(most_on_the_way, requested - read);
+  };
+  read_fetched_as_they_arrive(store, *f.metadata, f.region, 101, "array 'x'", key_of_chunk,
+                              [&](const ChunkReadRequest&, std::size_t task) {
+                                ++times_read[task];
+                                std::lock_guard lock(mutex);
+                                ++read;
+                              });
+  for (std::size_t i = 0; i < 101; ++i) EXPECT_EQ(times_read[i].load(), 1) << i;
+  EXPECT_LE(most_on_the_way, 8u);
+  EXPECT_GE(most_on_the_way, 2u);
+  EXPECT_EQ(store->sorted_batch_sizes(), [] {
+    std::vector<std::size_t> sizes(50, 2);
+    sizes.insert(sizes.begin(), 1);
+    return sizes;
+  }());
+}
+
+TEST(FetchedReads, TasksWithoutAKeyReadFromTheStoreItself) {
+  auto store = std::make_shared<BatchingStore>(4);
+  put_chunks(*store, 10);
+  Fixture f(10);
+  std::atomic<std::size_t> from_store{0};
+  std::atomic<std::size_t> from_fetched{0};
+  read_fetched_as_they_arrive(
+      store, *f.metadata, f.region, 10, "array 'x'",
+      [](std::size_t i) { return i % 3 == 0 ? std::string() : key_of_chunk(i); },
+      [&](const ChunkReadRequest& request, std::size_t) {
+        ++(&request.store == store.get() ? from_store : from_fetched);
+      });
+  EXPECT_EQ(from_store.load(), 4u);  // tasks 0, 3, 6, 9
+  EXPECT_EQ(from_fetched.load(), 6u);
+  EXPECT_EQ(store->keys_requested.load(), 6u);
+}
+
+TEST(FetchedReads, AFailedFetchStopsTheReadAndIsReportedWithItsContext) {
+  auto store = std::make_shared<BatchingStore>(4);
+  put_chunks(*store, 200);
+  Fixture f(200);
+  std::atomic<std::size_t> read{0};
+  store->before_each = [&](const std::string& key) {
+    if (key == key_of_chunk(20)) store->fail = true;
+  };
+  try {
+    read_fetched_as_they_arrive(store, *f.metadata, f.region, 200, "array 'x' in memory://test", key_of_chunk,
+                                [&](const ChunkReadRequest&, std::size_t) { ++read; });
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("array 'x' in memory://test"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the server went away"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(store->keys_requested.load(), 40u);  // the rest was never asked for
+  EXPECT_LT(read.load(), 200u);
+}
+
+TEST(FetchedReads, AFailedReadStopsTheFetchingAndIsRethrownAsItIs) {
+  auto store = std::make_shared<BatchingStore>(4);
+  put_chunks(*store, 200);
+  Fixture f(200);
+  EXPECT_THROW(read_fetched_as_they_arrive(store, *f.metadata, f.region, 200, "array 'x'", key_of_chunk,
+                                           [&](const ChunkReadRequest&, std::size_t) {
+                                             fail_data_loss("chunk damaged");
+                                           }),
+               DataLossError);
+  EXPECT_LT(store->keys_requested.load(), 40u);
+}
+
+TEST(FetchedReads, AStoreThatHandsOverTooFewValuesIsAnErrorNotAHang) {
+  auto store = std::make_shared<BatchingStore>(4);
+  put_chunks(*store, 12);
+  store->drop_last = true;
+  Fixture f(12);
+  EXPECT_THROW(read_fetched_as_they_arrive(store, *f.metadata, f.region, 12, "array 'x'", key_of_chunk,
+                                           [&](const ChunkReadRequest&, std::size_t) {}),
+               IoError);
+}
+
+// Through Array::read: every layout of a batching store reads back what was written.
+
+TEST(FetchedReads, ArraysAreReadInBatchesWithinTheBudget) {
+  for (const std::size_t in_flight : {0u, 4u}) {
+    for (const char* chain : {"raw", "zstd"}) {
+      SCOPED_TRACE(std::string(chain) + ", requests in flight " + std::to_string(in_flight));
+      auto store = std::make_shared<BatchingStore>(in_flight);
+      ArraySpec spec;
+      spec.shape = {30, 100};
+      spec.chunks = {1, 10};  // 300 chunks
+      spec.dtype = DataType::int_(32);
+      spec.codecs = std::string(chain) == "raw" ? json::array({kBytes}) : json::array({kBytes, kZstd});
+      spec.fill_value = -1;
+      Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()));
+      std::vector<std::int32_t> data(3000);
+      for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::int32_t>(i % 7 == 0 ? -1 : i);
+      for (std::size_t i = 0; i < 100; ++i) data[5 * 100 + i] = -1;  // row 5: ten chunks never stored
+      array.write(Selection{}, NDView{reinterpret_cast<std::byte*>(data.data()), spec.shape,
+                                      NDView::c_strides(spec.shape, 4), spec.dtype});
+      const Array opened = Array::open(store, "x");
+      store->single_gets = 0;
+      const NDBuffer whole = opened.read(Selection{});
+      ASSERT_EQ(std::memcmp(whole.data(), data.data(), whole.nbytes()), 0);
+      const std::vector<std::size_t> sizes = store->sorted_batch_sizes();
+      EXPECT_EQ(std::accumulate(sizes.begin(), sizes.end(), std::size_t{0}), 300u);
+      EXPECT_EQ(sizes.back(), in_flight == 0 ? 32u : 2u);  // a quarter of twice the requests in flight
+      EXPECT_EQ(store->single_gets.load(), 0u);
+
+      store->fail = true;
+      try {
+        (void)Array::open(store, "x").read(Selection{});
+        ADD_FAILURE() << "no error";
+      } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("array 'x' in memory://"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("the server went away"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+TEST(FetchedReads, WholeShardsAreFetchedInBatchesAndPartsReadAlone) {
+  auto store = std::make_shared<BatchingStore>(2);  // budget 8, batches of 2
+  ArraySpec spec;
+  spec.shape = {40, 60};
+  spec.chunks = {10, 20};  // 12 shards of 2x4 inner chunks
+  spec.dtype = DataType::uint_(16);
+  spec.codecs = json::array({sharding({5, 5})});
+  spec.fill_value = 0;
+  Array array = Array::create(store, "s", make_array_metadata(spec, CodecRegistry::builtin()));
+  std::vector<std::uint16_t> data(40 * 60);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(i < 600 ? 0 : i);  // 3 empty shards
+  array.write(Selection{}, NDView{reinterpret_cast<std::byte*>(data.data()), spec.shape,
+                                  NDView::c_strides(spec.shape, 2), spec.dtype});
+  const Array opened = Array::open(store, "s");
+  store->single_gets = 0;
+  const NDBuffer whole = opened.read(Selection{});
+  ASSERT_EQ(std::memcmp(whole.data(), data.data(), whole.nbytes()), 0);
+  EXPECT_EQ(store->sorted_batch_sizes(), std::vector<std::size_t>(6, 2));
+  EXPECT_EQ(store->single_gets.load(), 0u);
+
+  // Shards read in part read their index and inner chunks themselves; the two shards inside
+  // the selection are still fetched whole, in batches.
+  store->keys_requested = 0;
+  store->single_gets = 0;
+  const Selection part{Slice{2, 38, 1}, Slice{3, 57, 1}};
+  const NDBuffer got = opened.read(part);
+  EXPECT_EQ(store->keys_requested.load(), 2u);
+  EXPECT_GT(store->single_gets.load(), 0u);
+  for (std::size_t r = 0; r < 36; ++r) {
+    for (std::size_t c = 0; c < 54; ++c) {
+      ASSERT_EQ(reinterpret_cast<const std::uint16_t*>(got.data())[r * 54 + c], data[(r + 2) * 60 + c + 3]);
+    }
+  }
+}
+
+TEST(FetchedReads, ShardsReadInPartHaveTheirRequestsOnTheWayTogether) {
+  // 16 requests in flight: 4 readers of their own. Each ranged get (a shard's index, its
+  // inner chunks) waits until 4 are on the way at once; read one shard per pool thread,
+  // they would never be (the wait gives up after 10 s, once).
+  auto store = std::make_shared<BatchingStore>(16);
+  ArraySpec spec;
+  spec.shape = {40, 60};
+  spec.chunks = {10, 20};  // 12 shards of 2x4 inner chunks
+  spec.dtype = DataType::uint_(16);
+  spec.codecs = json::array({sharding({5, 5})});
+  spec.fill_value = 0;
+  Array array = Array::create(store, "s", make_array_metadata(spec, CodecRegistry::builtin()));
+  std::vector<std::uint16_t> data(40 * 60);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(i * 7);
+  array.write(Selection{}, NDView{reinterpret_cast<std::byte*>(data.data()), spec.shape,
+                                  NDView::c_strides(spec.shape, 2), spec.dtype});
+  const Array opened = Array::open(store, "s");
+  std::mutex mutex;
+  std::condition_variable changed;
+  int on_the_way = 0;
+  int most_at_once = 0;
+  bool released = false;
+  store->on_single_get = [&] {
+    std::unique_lock lock(mutex);
+    most_at_once = std::max(most_at_once, ++on_the_way);
+    if (on_the_way >= 4) released = true;
+    changed.notify_all();
+    if (!changed.wait_for(lock, 10s, [&] { return released; })) released = true;
+    --on_the_way;
+  };
+  const Selection part{Slice{1, 39, 1}, Slice{1, 59, 1}};  // 10 shards in part, 2 whole
+  const NDBuffer got = opened.read(part);
+  EXPECT_GE(most_at_once, 4);
+  EXPECT_EQ(store->keys_requested.load(), 2u);
+  for (std::size_t r = 0; r < 38; ++r) {
+    for (std::size_t c = 0; c < 58; ++c) {
+      ASSERT_EQ(reinterpret_cast<const std::uint16_t*>(got.data())[r * 58 + c], data[(r + 1) * 60 + c + 1]);
+    }
+  }
+
+  // A failure in one of them is reported, and the others stop.
+  store->on_single_get = [&] { fail_io("the server went away"); };
+  EXPECT_THROW((void)opened.read(part), IoError);
+}
+
+}  // namespace
+}  // namespace zarrkit
