@@ -1,6 +1,11 @@
 #include "gpu/gds_engine.h"
 
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <mutex>
@@ -73,23 +78,67 @@ class CudaLane final : public detail::StagingLane {
   cudaEvent_t copied_[detail::kLaneBuffers] = {};
 };
 
-// cuFile as the scheduler's direct reader.
+// cuFile as the scheduler's direct reader. cuFile registers only descriptors opened with
+// O_DIRECT (it refuses others, compatibility mode included), so each file is opened a second
+// time, with O_DIRECT, through /proc/self/fd; the store's own descriptor stays as it is for
+// the compat path. Registration is serialized: it is rare (once per file and request) and
+// cuFile's own bookkeeping of handles is the part least worth trusting under contention.
 class CufileReader final : public detail::DirectReader {
  public:
   CufileReader(const Cufile& cufile, int device) : cufile_(cufile), device_(device) {}
   void* open(int fd) override {
+    const std::string self = fmt::format("/proc/self/fd/{}", fd);
+    const int direct_fd = ::open(self.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (direct_fd < 0) {
+      refuse(fmt::format("the file cannot be opened with O_DIRECT ({})", std::strerror(errno)));
+      return nullptr;
+    }
     std::string why;
-    return cufile_.register_file(fd, why);
+    CufileHandle handle;
+    {
+      std::lock_guard lock(register_mutex_);
+      handle = cufile_.register_file(direct_fd, why);
+    }
+    if (handle == nullptr) {
+      ::close(direct_fd);
+      refuse(why);
+      return nullptr;
+    }
+    return new Registered{handle, direct_fd};
   }
-  void close(void* handle) override { cufile_.deregister_file(handle); }
-  ssize_t read(void* handle, std::byte* dest, std::size_t n, std::uint64_t offset) override {
-    return cufile_.read(handle, dest, n, static_cast<off_t>(offset));
+  void close(void* opened) override {
+    auto* registered = static_cast<Registered*>(opened);
+    {
+      std::lock_guard lock(register_mutex_);
+      cufile_.deregister_file(registered->handle);
+    }
+    ::close(registered->direct_fd);
+    delete registered;
+  }
+  ssize_t read(void* opened, std::byte* dest, std::size_t n, std::uint64_t offset) override {
+    return cufile_.read(static_cast<Registered*>(opened)->handle, dest, n, static_cast<off_t>(offset));
   }
   void on_thread_start() override { cudaSetDevice(device_); }
+  std::string refusal() const override {
+    std::lock_guard lock(refusal_mutex_);
+    return refusal_;
+  }
 
  private:
+  struct Registered {
+    CufileHandle handle;
+    int direct_fd;
+  };
+  void refuse(const std::string& why) {
+    std::lock_guard lock(refusal_mutex_);
+    if (refusal_.empty()) refusal_ = why;
+  }
+
   const Cufile& cufile_;
   int device_;
+  std::mutex register_mutex_;
+  mutable std::mutex refusal_mutex_;
+  std::string refusal_;
 };
 
 class Engine final : public detail::GdsEngine {

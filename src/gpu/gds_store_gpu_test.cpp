@@ -168,14 +168,14 @@ TEST_P(GdsDeviceReads, EqualTheHostBytes) {
   const GdsStats stats = store->stats();
   std::cout << "[ path ] " << report.name() << ": " << report.detail << "; values through cuFile "
             << stats.values_cufile << ", compat " << stats.values_compat << ", refused by cuFile "
-            << stats.cufile_refused << "\n";
+            << stats.cufile_refused << (stats.cufile_refusal.empty() ? "" : " (" + stats.cufile_refusal + ")") << "\n";
   if (GetParam() == GdsMode::kCompat) {
     EXPECT_EQ(report.name(), "compat");
     EXPECT_EQ(stats.values_cufile, 0u);
     EXPECT_GT(stats.values_compat, 0u);
   } else {
     EXPECT_EQ(report.path, GdsPath::kCufile);
-    EXPECT_GT(stats.values_cufile, 0u) << report.detail;
+    EXPECT_GT(stats.values_cufile, 0u) << report.detail << "; cuFile refused: " << stats.cufile_refusal;
   }
 }
 

@@ -42,6 +42,7 @@ struct DeviceReadOutcome {
   std::vector<Failure> failures;  // the reads not read in full (their destinations are undefined)
   // Reads (and their bytes) done by each path; refused: cuFile refused them, compat read them.
   std::uint64_t reads_cufile = 0, reads_compat = 0, bytes_cufile = 0, bytes_compat = 0, cufile_refused = 0;
+  std::string cufile_refusal;  // the direct reader's reason for its first refusal, if any
 };
 
 class GdsEngine {

@@ -116,6 +116,7 @@ DeviceReadOutcome PieceScheduler::read(std::span<const DeviceFileRead> reads, st
     }
   }
   outcome.cufile_refused = request.refused.load();
+  if (outcome.cufile_refused > 0) outcome.cufile_refusal = direct_->refusal();
   return outcome;
 }
 

@@ -60,6 +60,8 @@ class DirectReader {
   virtual ssize_t read(void* handle, std::byte* dest, std::size_t n, std::uint64_t offset) = 0;
   // Called on a lane's thread before its first direct read, and where handles are opened.
   virtual void on_thread_start() {}
+  // Why open() returned null the first time it did ("" if it never did).
+  virtual std::string refusal() const { return {}; }
 };
 
 class PieceScheduler {

@@ -42,9 +42,18 @@ GdsPathReport choose_gds_path(GdsMode requested, const CufileProbe& probe) {
     report.detail = "cuFile is not used: " + why;
     return report;
   }
+  const std::string version = probe.version.empty() ? std::string() : " " + probe.version;
+  // Without the nvidia-fs driver cuFile only preads into its own bounce buffer and copies
+  // from there, one request at a time: the compat path does the same with many threads and
+  // overlapped copies, so `auto` takes cuFile only for real GPUDirect transfers.
+  if (!probe.gds_driver && requested == GdsMode::kAuto) {
+    report.detail = "cuFile" + version +
+                    " is loaded but has no nvidia-fs driver (it would run in its compatibility mode); the "
+                    "compat path reads instead (mode cufile forces cuFile)";
+    return report;
+  }
   report.path = GdsPath::kCufile;
   report.cufile_compat_mode = !probe.gds_driver;
-  const std::string version = probe.version.empty() ? std::string() : " " + probe.version;
   report.detail = probe.gds_driver
                       ? "cuFile" + version + " with the nvidia-fs driver (GPUDirect transfers)"
                       : "cuFile" + version + " in its compatibility mode (no nvidia-fs driver)";

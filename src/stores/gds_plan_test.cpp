@@ -54,7 +54,11 @@ TEST(GdsPlan, ForcedCufileWithoutItIsAClearError) {
 
 TEST(GdsPlan, CufileReportsItsMode) {
   CufileProbe compat_mode{.loaded = true, .driver_opened = true, .gds_driver = false, .version = "1.15", .reason = ""};
+  // auto leaves cuFile's compatibility mode alone: the compat path does its work faster.
   GdsPathReport report = choose_gds_path(GdsMode::kAuto, compat_mode);
+  EXPECT_EQ(report.path, GdsPath::kCompat);
+  EXPECT_NE(report.detail.find("no nvidia-fs driver"), std::string::npos) << report.detail;
+  report = choose_gds_path(GdsMode::kCufile, compat_mode);
   EXPECT_EQ(report.path, GdsPath::kCufile);
   EXPECT_TRUE(report.cufile_compat_mode);
   EXPECT_EQ(report.name(), "cufile-compat");
@@ -62,7 +66,7 @@ TEST(GdsPlan, CufileReportsItsMode) {
 
   CufileProbe gds = compat_mode;
   gds.gds_driver = true;
-  report = choose_gds_path(GdsMode::kCufile, gds);
+  report = choose_gds_path(GdsMode::kAuto, gds);
   EXPECT_EQ(report.name(), "cufile");
   EXPECT_NE(report.detail.find("nvidia-fs"), std::string::npos);
 

@@ -118,8 +118,9 @@ std::shared_ptr<detail::GdsEngine> GdsStore::engine(std::string_view key) {
 GdsPathReport GdsStore::device_path() { return engine("")->path(); }
 
 GdsStats GdsStore::stats() const {
+  std::lock_guard lock(refusal_mutex_);
   return {values_cufile_.load(), values_compat_.load(), bytes_cufile_.load(), bytes_compat_.load(),
-          cufile_refused_.load()};
+          cufile_refused_.load(), cufile_refusal_};
 }
 
 void GdsStore::run_device_reads(detail::GdsEngine& e, std::span<const DeviceRead> reads, std::uint64_t max_gap) {
@@ -135,6 +136,10 @@ void GdsStore::run_device_reads(detail::GdsEngine& e, std::span<const DeviceRead
   bytes_cufile_.fetch_add(outcome.bytes_cufile);
   bytes_compat_.fetch_add(outcome.bytes_compat);
   cufile_refused_.fetch_add(outcome.cufile_refused);
+  if (!outcome.cufile_refusal.empty()) {
+    std::lock_guard lock(refusal_mutex_);
+    if (cufile_refusal_.empty()) cufile_refusal_ = outcome.cufile_refusal;
+  }
   if (!outcome.failures.empty()) {
     const auto& first = outcome.failures.front();
     const DeviceRead& r = reads[first.read];

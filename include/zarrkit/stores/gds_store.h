@@ -81,6 +81,7 @@ struct GdsStats {
   std::uint64_t bytes_cufile = 0;
   std::uint64_t bytes_compat = 0;
   std::uint64_t cufile_refused = 0;  // values cuFile refused, read through compat instead
+  std::string cufile_refusal;        // why cuFile refused the first file it refused
 };
 
 class GdsStore : public Store {
@@ -146,6 +147,8 @@ class GdsStore : public Store {
   std::shared_ptr<detail::GdsEngine> engine_;
   std::atomic<std::uint64_t> values_cufile_{0}, values_compat_{0}, bytes_cufile_{0}, bytes_compat_{0},
       cufile_refused_{0};
+  mutable std::mutex refusal_mutex_;
+  std::string cufile_refusal_;
 };
 
 }  // namespace zarrkit
