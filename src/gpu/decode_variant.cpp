@@ -24,8 +24,4 @@ DecodeVariant choose_decode_variant(const StreamBatchShape& shape, const WindowR
   return DecodeVariant::kDirect;  // more streams than window warps fit: the SMs are busy anyway
 }
 
-bool long_lz4_block_on_host(std::uint64_t block_bytes, std::uint64_t blocks_per_batch) {
-  return block_bytes > kLongLz4BlockBytes && blocks_per_batch < kMinLongLz4BlocksOnGpu;
-}
-
 }  // namespace zarrkit::gpu

@@ -37,15 +37,4 @@ constexpr std::uint64_t kWindowMinMeanStreamBytes = 32u << 10;
 
 DecodeVariant choose_decode_variant(const StreamBatchShape& shape, const WindowResidency& residency);
 
-// Chunks that are one long LZ4 block (numcodecs.lz4, raw LZ4) decode on the host's threads,
-// in the host phase, when a batch has too few of them for the GPU: one warp decodes one
-// block, so a batch of n blocks decodes at n times one warp's rate, against the host
-// threads' rate for the whole batch. Measured on an H100 before the window kernels: one
-// warp 20 MB/s (S7, 64 blocks of 16 MiB at 1.3 GB/s), 16 threads 22 GB/s: the host won at
-// any batch. The window kernels' warp rate (predicted ~200 MB/s) moves the break-even to
-// about 22 GB/s / 0.2 GB/s = 110 blocks per batch.
-constexpr std::uint64_t kLongLz4BlockBytes = 512u << 10;
-constexpr std::uint64_t kMinLongLz4BlocksOnGpu = 128;
-bool long_lz4_block_on_host(std::uint64_t block_bytes, std::uint64_t blocks_per_batch);
-
 }  // namespace zarrkit::gpu

@@ -57,12 +57,5 @@ TEST(DecodeVariant, ShapeCountsLz4StreamsAndTheirBytes) {
   EXPECT_TRUE(shape_of(jobs, true).blosc);
 }
 
-TEST(DecodeVariant, LongLz4BlocksGoToTheHostOnlyInSmallBatches) {
-  EXPECT_FALSE(long_lz4_block_on_host(kLongLz4BlockBytes, 1));  // not long
-  EXPECT_TRUE(long_lz4_block_on_host(16u << 20, 16));           // S6: 256 MiB batches of 16 MiB chunks
-  EXPECT_TRUE(long_lz4_block_on_host(1u << 20, kMinLongLz4BlocksOnGpu - 1));
-  EXPECT_FALSE(long_lz4_block_on_host(1u << 20, 256));  // 256 MiB batches of 1 MiB chunks
-}
-
 }  // namespace
 }  // namespace zarrkit::gpu

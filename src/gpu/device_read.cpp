@@ -138,7 +138,6 @@ class DeviceReader {
     fill_.assign(fill.begin(), fill.end());
     slot_bytes_ = align_up(chain_.chunk_bytes);
     per_batch_ = std::clamp<std::uint64_t>(g_batch_budget.load() / slot_bytes_, 1, 16384);
-    chunks_per_batch_ = std::min(per_batch_, plan_.num_tasks());
     blosc_ = std::any_of(chain_.gpu_stages.begin(), chain_.gpu_stages.end(),
                          [](const GpuStage& s) { return s.kind == GpuStageKind::kBlosc; });
     if (std::min(per_batch_, plan_.num_tasks()) >= nvcomp_min_chunks()) nvcomp_codec_ = nvcomp_codec_for(chain_);
@@ -234,11 +233,11 @@ class DeviceReader {
     return name == "zstd" ? NvcompCodec::kZstd : NvcompCodec::kGzip;
   }
 
-  // Long LZ4 blocks in batches too small to keep the GPU busy decode on the host
-  // (decode_variant.h).
-  bool has_long_stream(const ChunkJobs& jobs) const {
-    return std::any_of(jobs.streams.begin(), jobs.streams.end(), [&](const StreamJob& s) {
-      return s.codec != StreamCodec::kCopy && long_lz4_block_on_host(s.dst_size, chunks_per_batch_);
+  // Chunks with a compressed stream of more than kLongLz4BlockBytes (one long LZ4 block)
+  // decode on the host's threads (device_read.h says why).
+  static bool has_long_stream(const ChunkJobs& jobs) {
+    return std::any_of(jobs.streams.begin(), jobs.streams.end(), [](const StreamJob& s) {
+      return s.codec != StreamCodec::kCopy && s.dst_size > kLongLz4BlockBytes;
     });
   }
 
@@ -779,8 +778,7 @@ class DeviceReader {
   std::vector<std::byte> fill_;
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t per_batch_ = 1;
-  std::uint64_t chunks_per_batch_ = 1;  // in a full batch of this request
-  bool blosc_ = false;                  // the GPU decodes blosc chunks (its streams are splits)
+  bool blosc_ = false;  // the GPU decodes blosc chunks (its streams are splits)
   std::uint64_t next_arena_size_ = 0;
   std::optional<NvcompCodec> nvcomp_codec_;
   GdsStore* gds_ = nullptr;  // the array's store, when its chunks are read straight into device memory

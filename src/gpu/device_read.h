@@ -53,6 +53,15 @@ void set_batch_budget(std::uint64_t bytes);
 std::uint64_t batch_budget();
 void set_pipeline_depth(std::size_t batches);
 
+// Chunks that are one LZ4 block (numcodecs.lz4, raw LZ4) of more than kLongLz4BlockBytes
+// decode on the host's threads, in the host phase, not on the GPU, where one warp decodes
+// one block at ~20 MB/s. Measured on an H100 (S7, family N, 1 GiB per batch, one launch):
+// the direct kernel decodes 1024 blocks of 1 MiB at 17.2 GB/s, 256 of 4 MiB at 4.9 and 64
+// of 16 MiB at 1.3, where 16 host threads decode 24.1, 20.8 and 18.8 GB/s (nvCOMP: 24.5,
+// 6.6, 1.7); the GPU would need 928 blocks of 16 MiB in one batch to catch up, and a batch
+// holds 256 MiB. At 256 KiB the GPU wins (4096 blocks: 57.1 GB/s against 21.0).
+constexpr std::uint64_t kLongLz4BlockBytes = 512u << 10;
+
 // Arrays on a GdsStore whose chunks are stored as laid out (no codecs but bytes and
 // transposes; not sharded) have the store read their chunks straight into device memory
 // (cuFile, or its pinned staging with overlapped copies) instead of into the pinned arena.

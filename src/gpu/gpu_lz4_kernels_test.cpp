@@ -261,6 +261,40 @@ TEST(GpuLz4Kernels, EveryVariantDecodesBloscChunks) {
   }
 }
 
+// The read path decodes numcodecs.lz4 chunks of up to kLongLz4BlockBytes on the GPU and
+// longer ones on the host's threads (device_read.h), and reads what was written either way.
+TEST(GpuLz4Kernels, ReadPathDecodesLongBlocksOnTheHost) {
+  REQUIRE_GPU();
+  const std::uint64_t chunks = quick() ? 6 : 24;
+  for (const std::uint64_t rows : {256u, 512u, 1024u}) {  // chunks of 256 KiB, 512 KiB, 1 MiB
+    const std::uint64_t chunk_bytes = rows * 256 * 4;
+    const bool on_host = chunk_bytes > kLongLz4BlockBytes;
+    auto store = MemoryStore::create();
+    ArraySpec spec;
+    spec.shape = {chunks, rows, 256};
+    spec.chunks = {1, rows, 256};
+    spec.dtype = DataType::float_(32);
+    spec.codecs = nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                         {{"name", "numcodecs.lz4"}}});
+    Array array = Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
+    Bytes values = lz4_testing::family_n(chunks * chunk_bytes, rows);
+    array.write({}, NDView{reinterpret_cast<std::byte*>(values.data()), spec.shape, NDView::c_strides(spec.shape, 4),
+                           spec.dtype, MemoryKind::kHost});
+    const std::uint64_t gpu_before = read_stats().chunks_decoded_on_gpu.load();
+    const std::uint64_t cpu_before = read_stats().chunks_decoded_on_cpu.load();
+    NDBuffer gpu;
+    {
+      ScopedGpu device;
+      gpu = array.read();
+    }
+    EXPECT_EQ(read_stats().chunks_decoded_on_gpu.load() - gpu_before, on_host ? 0 : chunks) << chunk_bytes;
+    EXPECT_EQ(read_stats().chunks_decoded_on_cpu.load() - cpu_before, on_host ? chunks : 0) << chunk_bytes;
+    const Buffer back = to_host(gpu.buffer());
+    ASSERT_EQ(back.size(), values.size());
+    EXPECT_EQ(std::memcmp(back.data(), values.data(), values.size()), 0) << chunk_bytes;
+  }
+}
+
 // The read path takes a window kernel for numcodecs.lz4 chunks of tens of KiB and more, and
 // reads what the CPU reads.
 TEST(GpuLz4Kernels, ReadPathDecodesLz4ChunksThroughTheWindow) {

@@ -56,6 +56,7 @@
 
 #include "gpu/chunk_plan.h"
 #include "gpu/decode_variant.h"
+#include "gpu/device_read.h"
 #include "gpu/kernels.h"
 #include "gpu/nvcomp_runtime.h"
 #include "zarrkit/gpu.h"
@@ -766,10 +767,10 @@ int main(int argc, char** argv) {
                  theirs && best_gbs > 0 ? fmt::format("{:.2f}x", best_gbs / *theirs) : "-",
                  c.cpu_gbs && best_gbs > 0 ? fmt::format("{:.2f}x", best_gbs / *c.cpu_gbs) : "-");
     }
-    // The long-block rule (gpu/decode_variant.h): blocks per batch at which one warp per
-    // block beats the host's threads, from the largest LZ4 blocks measured.
+    // The long-block rule (gpu/device_read.h): blocks per batch at which one warp per block
+    // would beat the host's threads, from the largest LZ4 blocks measured.
     for (auto it = cases.rbegin(); it != cases.rend(); ++it) {
-      if (it->codec != "lz4" || it->kib <= 512 || !it->cpu_gbs) continue;
+      if (it->codec != "lz4" || (it->kib << 10) <= gpu::kLongLz4BlockBytes || !it->cpu_gbs) continue;
       double best_gbs = 0;
       for (const auto& n : variant_names) {
         const auto m = it->measured.find(n);
@@ -778,9 +779,9 @@ int main(int argc, char** argv) {
       if (best_gbs <= 0) break;
       const double per_warp = best_gbs / static_cast<double>(it->chunks);
       fmt::print("\nlong LZ4 blocks ({} KiB, {} per batch): {:.0f} MB/s per warp; the CPU {:.1f} GB/s; the GPU wins "
-                 "from {:.0f} blocks per batch (gpu/decode_variant.h: kMinLongLz4BlocksOnGpu = {})\n",
+                 "from {:.0f} blocks per batch (gpu/device_read.h: blocks over {} KiB decode on the host)\n",
                  it->kib, it->chunks, per_warp * 1e3, *it->cpu_gbs, *it->cpu_gbs / per_warp,
-                 gpu::kMinLongLz4BlocksOnGpu);
+                 gpu::kLongLz4BlockBytes >> 10);
       break;
     }
   }
