@@ -45,6 +45,49 @@ TEST(DeviceLz4, DecodesWhatLz4Encodes) {
   }
 }
 
+// Random valid blocks (literal runs up to 400 bytes, matches up to 5000, offsets 1..65535,
+// overlapping and far), as liblz4 reads them.
+TEST(DeviceLz4, DecodesRandomSequences) {
+  std::mt19937_64 rng(17);
+  std::size_t shorter = 0;
+  for (int round = 0; round < 300; ++round) {
+    const std::size_t size = round % 10 == 0 ? 1 + rng() % 400000 : 1 + rng() % 20000;
+    const auto [block, data] = lz4_testing::random_block(rng, size);
+    Bytes expected;
+    ASSERT_TRUE(lz4_testing::liblz4_decodes(block, size, expected)) << "round " << round;
+    ASSERT_EQ(expected, data) << "round " << round;  // the generator writes valid blocks
+    shorter += block.size() < size;                  // matches made it shorter
+    Bytes out(size + 16, 0xAB);
+    ASSERT_EQ(lz4_decode_block(block.data(), block.size(), out.data(), size, 0, 1), kDecodeOk) << "round " << round;
+    ASSERT_TRUE(std::equal(data.begin(), data.end(), out.begin())) << "round " << round;
+    for (std::size_t i = size; i < out.size(); ++i) ASSERT_EQ(out[i], 0xAB) << "round " << round;
+  }
+  EXPECT_GT(shorter, 200u);
+}
+
+// The benchmarks' data (short matches every ~8 bytes, offsets up to 64 KiB) and long
+// literal runs between long matches reaching up to 70 KiB back, in liblz4's HC blocks.
+TEST(DeviceLz4, DecodesFamilyNAndLongMatches) {
+  std::mt19937_64 rng(5);
+  Bytes runs;
+  while (runs.size() < 400000) {
+    const Bytes noise = sample(1 + rng() % 9000, 3, rng());
+    runs.insert(runs.end(), noise.begin(), noise.end());
+    const std::size_t repeat = 1 + rng() % 3000;
+    const std::size_t distance = 1 + rng() % std::min<std::size_t>(runs.size(), 70000);
+    for (std::size_t k = 0; k < repeat; ++k) runs.push_back(runs[runs.size() - distance]);
+  }
+  for (const Bytes& data : {lz4_testing::family_n(300000, 3), runs}) {
+    for (bool high : {false, true}) {
+      const Bytes packed = lz4_compress(data, high);
+      Bytes out(data.size() + 16, 0xAB);
+      ASSERT_EQ(lz4_decode_block(packed.data(), packed.size(), out.data(), data.size(), 0, 1), kDecodeOk);
+      ASSERT_TRUE(std::equal(data.begin(), data.end(), out.begin()));
+      for (std::size_t i = data.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0xAB);
+    }
+  }
+}
+
 // Mutated blocks: whenever liblz4 decodes to exactly the expected size, we must produce the
 // same bytes; whenever it refuses, so must we; and no write may leave the output.
 TEST(DeviceLz4, AgreesWithLiblz4OnCorruptBlocks) {
