@@ -36,8 +36,8 @@ enum DecodeStatus : std::int32_t {
 };
 
 // Makes the lanes' earlier writes visible to each other: a warp barrier when `width` lanes
-// of a warp share the work; a no-op for one lane (a thread decoding a stream alone, and the
-// host).
+// of a warp share the work; a no-op for one lane (the host, where the tests run the decoders
+// and the encoder at width 1).
 ZK_HD void lane_sync([[maybe_unused]] unsigned width) {
 #if defined(__CUDA_ARCH__)
   if (width > 1) __syncwarp();

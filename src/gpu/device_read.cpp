@@ -21,7 +21,6 @@
 #include "gpu/batch_support.h"
 #include "gpu/chunk_plan.h"
 #include "gpu/cuda_check.h"
-#include "gpu/decode_variant.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/kernels.h"
 #include "gpu/nvcomp_runtime.h"
@@ -138,8 +137,6 @@ class DeviceReader {
     fill_.assign(fill.begin(), fill.end());
     slot_bytes_ = align_up(chain_.chunk_bytes);
     per_batch_ = std::clamp<std::uint64_t>(g_batch_budget.load() / slot_bytes_, 1, 16384);
-    blosc_ = std::any_of(chain_.gpu_stages.begin(), chain_.gpu_stages.end(),
-                         [](const GpuStage& s) { return s.kind == GpuStageKind::kBlosc; });
     if (std::min(per_batch_, plan_.num_tasks()) >= nvcomp_min_chunks()) nvcomp_codec_ = nvcomp_codec_for(chain_);
     // Chunks stored as they are laid out (no codec but bytes and transposes) need nothing
     // parsed on the host: a GDS store reads them straight into device memory.
@@ -239,19 +236,6 @@ class DeviceReader {
     return std::any_of(jobs.streams.begin(), jobs.streams.end(), [](const StreamJob& s) {
       return s.codec != StreamCodec::kCopy && s.dst_size > kLongLz4BlockBytes;
     });
-  }
-
-  // The window kernels' residency on this device, asked once (none: the direct kernel).
-  static const WindowResidency& window_residency() {
-    static const WindowResidency residency = [] {
-      WindowResidency r;
-      if (query_window_residency(r) != cudaSuccess) {
-        cudaGetLastError();
-        r = WindowResidency{};
-      }
-      return r;
-    }();
-    return residency;
   }
 
   // One stored (inner) chunk: CPU-only codecs, then the GPU's job tables (or the whole
@@ -639,11 +623,9 @@ class DeviceReader {
                              static_cast<std::uint32_t>(segment_jobs.size()), input,
                              reinterpret_cast<std::uint32_t*>(slot.partial.ptr), status, stream),
                "launching the crc32c kernels");
-    const DecodeVariant variant = choose_decode_variant(shape_of(streams, blosc_), window_residency());
-    if (decode_window_bytes(variant) > 0) read_stats().batches_window_decoded.fetch_add(1);
     check_cuda(launch_decode_streams(reinterpret_cast<const StreamJob*>(t + at_streams),
                                      static_cast<std::uint32_t>(streams.size()), input, decoded, scratch, status,
-                                     stream, variant),
+                                     stream),
                "launching the decode kernel");
     check_cuda(launch_unshuffle_blocks(reinterpret_cast<const BlockJob*>(t + at_blocks),
                                        static_cast<std::uint32_t>(blocks.size()), scratch, decoded, status, stream),
@@ -778,7 +760,6 @@ class DeviceReader {
   std::vector<std::byte> fill_;
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t per_batch_ = 1;
-  bool blosc_ = false;  // the GPU decodes blosc chunks (its streams are splits)
   std::uint64_t next_arena_size_ = 0;
   std::optional<NvcompCodec> nvcomp_codec_;
   GdsStore* gds_ = nullptr;  // the array's store, when its chunks are read straight into device memory

@@ -30,8 +30,6 @@ struct ReadStats {
   // refuses valid data is a bug; the read still returns the right values).
   std::atomic<std::uint64_t> gpu_rejections_recovered{0};
   std::atomic<std::uint64_t> batches{0};
-  // Batches whose streams the window kernels decoded (kernels.h, decode_variant.h).
-  std::atomic<std::uint64_t> batches_window_decoded{0};
   // Writes from device memory: chunks encoded on the GPU, and requests that went to the CPU.
   std::atomic<std::uint64_t> chunks_encoded_on_gpu{0};
   std::atomic<std::uint64_t> device_writes_on_cpu{0};

@@ -2,10 +2,8 @@
 #include "gpu/kernels.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "gpu/device_codecs.cuh"
-#include "gpu/lz4_window.cuh"
 
 namespace zarrkit::gpu {
 namespace {
@@ -119,108 +117,6 @@ __global__ void __launch_bounds__(kWarp* kStreamWarpsPerBlock, kMinBlocks)
       break;
   }
   if (lane == 0 && result != kDecodeOk) record_failure(status, job.chunk, result);
-}
-
-// ---- Streams: one thread each ---------------------------------------------------------------
-
-constexpr unsigned kThreadStreamsPerBlock = 64;
-
-__global__ void __launch_bounds__(kThreadStreamsPerBlock)
-    decode_streams_thread_kernel(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
-                                 std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* status) {
-  const std::uint64_t t = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= count) return;
-  const StreamJob job = jobs[t];
-  if (*reinterpret_cast<const volatile std::int32_t*>(status + job.chunk) != kDecodeOk) return;
-  std::uint8_t* out = (job.to_scratch ? scratch : decoded) + job.dst;
-  const std::uint8_t* in = input + job.src;
-  std::int32_t result = kDecodeOk;
-  DirectInput reader{in};
-  switch (job.codec) {
-    case StreamCodec::kCopy:
-      if (job.src_size != job.dst_size) {
-        result = kDecodeWrongSize;
-      } else {
-        strided_copy_bytes(out, in, job.dst_size, 0, 1);
-      }
-      break;
-    case StreamCodec::kLz4:
-      result = lz4_decode(reader, job.src_size, out, job.dst_size, 0, 1);
-      break;
-    case StreamCodec::kBloscLz:
-      result = blosclz_decode(reader, job.src_size, out, job.dst_size, 0, 1);
-      break;
-  }
-  if (result != kDecodeOk) record_failure(status, job.chunk, result);
-}
-
-// ---- Streams through shared memory: one warp (one thread block) each ----------------------
-
-// Input ring of each warp (lz4_window.cuh): two halves of 1 KiB, each ~260 sequences of
-// family-N data, so a half's copy has thousands of cycles to land before the parse needs it.
-constexpr std::uint32_t kRingBytes = 2048;
-// Streams at least this long take the direct decoder (none do: the planners stop at 2 GiB).
-constexpr std::uint32_t kMaxWindowStream = 0x80000000u;
-
-// Dynamic shared memory: the output window (window_bytes), then the input ring (kRingBytes
-// and its mirror).
-__global__ void __launch_bounds__(kWarp)
-    decode_streams_window_kernel(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
-                                 std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* status,
-                                 std::uint32_t window_bytes) {
-  extern __shared__ __align__(16) std::uint8_t shared[];
-  const std::uint32_t warp = blockIdx.x;
-  const unsigned lane = threadIdx.x;
-  if (warp >= count) return;
-  const StreamJob job = jobs[warp];
-  if (warp_chunk_failed(status, job.chunk, lane)) return;
-  std::uint8_t* out = (job.to_scratch ? scratch : decoded) + job.dst;
-  const std::uint8_t* in = input + job.src;
-  std::int32_t result = kDecodeOk;
-  switch (job.codec) {
-    case StreamCodec::kCopy:
-      if (job.src_size != job.dst_size) {
-        result = kDecodeWrongSize;
-      } else {
-        strided_copy_bytes(out, in, job.dst_size, lane, kWarp);
-      }
-      break;
-    case StreamCodec::kBloscLz: {
-      DirectInput reader{in};
-      result = blosclz_decode(reader, job.src_size, out, job.dst_size, lane, kWarp);
-      break;
-    }
-    case StreamCodec::kLz4: {
-      if (job.src_size >= kMaxWindowStream) {  // the ring's positions are 32-bit
-        DirectInput reader{in};
-        result = lz4_decode(reader, job.src_size, out, job.dst_size, lane, kWarp);
-        break;
-      }
-      RingInput ring(in, job.src_size, shared + window_bytes, kRingBytes, lane, kWarp);
-      WindowOutput window(out, job.dst_size, shared, window_bytes);
-      result = lz4_decode_window(ring, job.src_size, window, job.dst_size, lane, kWarp);
-      ring.drain();
-      break;
-    }
-  }
-  if (lane == 0 && result != kDecodeOk) record_failure(status, job.chunk, result);
-}
-
-std::uint32_t window_shared_bytes(std::uint32_t window_bytes) { return window_bytes + kRingBytes + kRingMirror; }
-
-// The window kernel may use more than the default 48 KiB of dynamic shared memory, with as
-// much of each SM's L1 as shared memory as it allows; set once per process.
-cudaError_t prepare_window_kernel() {
-  static const cudaError_t prepared = [] {
-    cudaError_t e = cudaFuncSetAttribute(decode_streams_window_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(window_shared_bytes(64u << 10)));
-    if (e == cudaSuccess) {
-      e = cudaFuncSetAttribute(decode_streams_window_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                               cudaSharedmemCarveoutMaxShared);
-    }
-    return e;
-  }();
-  return prepared;
 }
 
 // ---- Blosc blocks: scratch (shuffled) -> decoded ------------------------------------------
@@ -467,21 +363,8 @@ const char* decode_variant_name(DecodeVariant variant) {
     case DecodeVariant::kDirect: return "direct";
     case DecodeVariant::kDirectUncapped: return "direct-uncapped";
     case DecodeVariant::kStaged: return "staged";
-    case DecodeVariant::kWindow16: return "window16";
-    case DecodeVariant::kWindow32: return "window32";
-    case DecodeVariant::kWindow64: return "window64";
-    case DecodeVariant::kThread: return "thread";
   }
   return "?";
-}
-
-std::uint32_t decode_window_bytes(DecodeVariant variant) {
-  switch (variant) {
-    case DecodeVariant::kWindow16: return 16u << 10;
-    case DecodeVariant::kWindow32: return 32u << 10;
-    case DecodeVariant::kWindow64: return 64u << 10;
-    default: return 0;
-  }
 }
 
 cudaError_t launch_decode_streams(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
@@ -501,43 +384,8 @@ cudaError_t launch_decode_streams(const StreamJob* jobs, std::uint32_t count, co
       decode_streams_kernel<false, kStreamBlocksPerSm><<<blocks, threads, 0, stream>>>(jobs, count, input, decoded,
                                                                                        scratch, chunk_status);
       break;
-    case DecodeVariant::kWindow16:
-    case DecodeVariant::kWindow32:
-    case DecodeVariant::kWindow64: {
-      if (const cudaError_t e = prepare_window_kernel(); e != cudaSuccess) return e;
-      const std::uint32_t window = decode_window_bytes(variant);
-      decode_streams_window_kernel<<<count, kWarp, window_shared_bytes(window), stream>>>(
-          jobs, count, input, decoded, scratch, chunk_status, window);
-      break;
-    }
-    case DecodeVariant::kThread:
-      decode_streams_thread_kernel<<<(count + kThreadStreamsPerBlock - 1) / kThreadStreamsPerBlock,
-                                     kThreadStreamsPerBlock, 0, stream>>>(jobs, count, input, decoded, scratch,
-                                                                          chunk_status);
-      break;
   }
   return cudaGetLastError();
-}
-
-cudaError_t query_window_residency(WindowResidency& out) {
-  if (const cudaError_t e = prepare_window_kernel(); e != cudaSuccess) return e;
-  int device = 0, sms = 0;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) {
-    return e;
-  }
-  out.sms = static_cast<unsigned>(sms);
-  for (auto [window, per_sm] : {std::pair{16u << 10, &out.per_sm_16}, std::pair{32u << 10, &out.per_sm_32},
-                                std::pair{64u << 10, &out.per_sm_64}}) {
-    int blocks = 0;
-    if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, decode_streams_window_kernel, kWarp,
-                                                                            window_shared_bytes(window));
-        e != cudaSuccess) {
-      return e;
-    }
-    *per_sm = static_cast<unsigned>(blocks);
-  }
-  return cudaSuccess;
 }
 
 cudaError_t launch_unshuffle_blocks(const BlockJob* jobs, std::uint32_t count, const std::uint8_t* scratch,

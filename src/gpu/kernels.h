@@ -73,31 +73,17 @@ constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
 // Launches. Pointers are device pointers; tables live in device memory. Each returns the
 // launch error (cudaSuccess when it was queued).
 //
-// Stream decode variants, compared in the S7 benchmark (docs/gpu.md, bench/results/GPU.md);
-// all but kThread are one warp per stream:
+// Stream decode variants, one warp per stream, compared in the S7 benchmark (docs/gpu.md,
+// bench/results/GPU.md); the read path runs kDirect:
 //   kDirect          reads the compressed stream and earlier output from global memory,
 //                    with a register cap for full occupancy (blosc's many short streams);
 //   kDirectUncapped  the same without the cap;
-//   kStaged          stages the compressed stream through 1 KiB of shared memory;
-//   kWindow16/32/64  LZ4 through shared memory (lz4_window.cuh): a ring of staged input and
-//                    the last 16/32/64 KiB of output, which matches read; one warp per
-//                    thread block, so the window size sets how many warps share an SM;
-//   kThread          one thread per stream (the decoders at width 1): each warp instruction
-//                    serves 32 streams, at the price of 32 scattered addresses per access.
-enum class DecodeVariant { kDirect, kDirectUncapped, kStaged, kWindow16, kWindow32, kWindow64, kThread };
+//   kStaged          stages the compressed stream through 1 KiB of shared memory.
+enum class DecodeVariant { kDirect, kDirectUncapped, kStaged };
 const char* decode_variant_name(DecodeVariant variant);
-// Output bytes a window variant keeps in shared memory (0 for the others).
-std::uint32_t decode_window_bytes(DecodeVariant variant);
 cudaError_t launch_decode_streams(const StreamJob* jobs, std::uint32_t count, const std::uint8_t* input,
                                   std::uint8_t* decoded, std::uint8_t* scratch, std::int32_t* chunk_status,
                                   cudaStream_t stream, DecodeVariant variant = DecodeVariant::kDirect);
-// How many warps (thread blocks) of each window variant fit on one SM of the current
-// device, and its SM count: what choose_decode_variant (decode_variant.h) needs.
-struct WindowResidency {
-  unsigned sms = 0;
-  unsigned per_sm_16 = 0, per_sm_32 = 0, per_sm_64 = 0;
-};
-cudaError_t query_window_residency(WindowResidency& out);
 cudaError_t launch_unshuffle_blocks(const BlockJob* jobs, std::uint32_t count, const std::uint8_t* scratch,
                                     std::uint8_t* decoded, const std::int32_t* chunk_status, cudaStream_t stream);
 // segment_jobs[s] is the job of segment s; partial must hold num_segments words. With

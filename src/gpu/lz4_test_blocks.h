@@ -1,6 +1,6 @@
-// Test data for the LZ4 decoders, shared by the host tests (device_codecs_test.cpp,
-// lz4_window_test.cpp) and the GPU tests (gpu_lz4_kernels_test.cpp): sample data of a few
-// kinds, liblz4's blocks of it, and the corrupted-block corpus.
+// Test data for the LZ4 decoders, shared by the host tests (device_codecs_test.cpp) and the
+// GPU tests (gpu_lz4_kernels_test.cpp): sample data of a few kinds, family N, liblz4's
+// blocks of it, random valid blocks and the corrupted-block corpus.
 #pragma once
 
 #include <lz4.h>

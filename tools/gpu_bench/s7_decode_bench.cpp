@@ -3,17 +3,16 @@
 //
 //   zarrkit_s7_bench [--total-mib 1024] [--reps 10] [--chunk-kib 64,1024,16384]
 //                    [--codecs lz4,blosc-lz4,zstd,gzip] [--blosc-chunk-kib A,B]
-//                    [--variants auto|all|direct,window64,...] [--json FILE]
+//                    [--variants all|direct,staged,...] [--json FILE]
 //
 // Data: family N (smooth field + noise rounded to 1/64, float32). For each chunk size:
 //   lz4        raw LZ4 blocks (liblz4), one per chunk: zarrkit's kernels | nvCOMP LZ4
 //   blosc-lz4  c-blosc lz4 + byte shuffle (zarrkit only: nvCOMP has no blosc decoder)
 //   zstd 1     zstd frames: nvCOMP Zstd | libzstd on every host thread (zarrkit's path)
 //   gzip 1     gzip members (libdeflate): nvCOMP Gzip | libdeflate on every host thread
-// zarrkit's GPU figure is the kernel the read path picks for the batch ("auto",
-// gpu/decode_variant.h); --variants all also times every stream-decode kernel variant
-// (kernels.h, DecodeVariant: direct, direct-uncapped, staged, window16/32/64, thread) on the
-// same chunks, so one run says which design wins where.
+// zarrkit's GPU figure is the kernel the read path runs (direct); --variants all also times
+// the other stream-decode kernel variants (kernels.h, DecodeVariant: direct-uncapped,
+// staged) on the same chunks, next to nvCOMP and the CPU.
 //
 // Every GPU output is poisoned, decoded and compared with the original before it is timed;
 // a variant whose output or status differs is reported as MISMATCH (and the exit status is
@@ -55,7 +54,6 @@
 #include <fmt/format.h>
 
 #include "gpu/chunk_plan.h"
-#include "gpu/decode_variant.h"
 #include "gpu/device_read.h"
 #include "gpu/kernels.h"
 #include "gpu/nvcomp_runtime.h"
@@ -70,10 +68,10 @@ using gpu::NvcompCodec;
 using gpu::nvcomp_codec_name;
 using Clock = std::chrono::steady_clock;
 
-constexpr DecodeVariant kAllVariants[] = {DecodeVariant::kDirect,   DecodeVariant::kDirectUncapped,
-                                          DecodeVariant::kStaged,   DecodeVariant::kWindow16,
-                                          DecodeVariant::kWindow32, DecodeVariant::kWindow64,
-                                          DecodeVariant::kThread};
+constexpr DecodeVariant kAllVariants[] = {DecodeVariant::kDirect, DecodeVariant::kDirectUncapped,
+                                          DecodeVariant::kStaged};
+// The kernel the read path runs (gpu/device_read.cpp), always measured.
+const std::string kReadPathVariant = gpu::decode_variant_name(DecodeVariant::kDirect);
 
 // Child processes report on this descriptor; -1 in the parent.
 int g_report_fd = -1;
@@ -449,9 +447,8 @@ std::optional<double> run_cpu(const std::string& codec, const Batch& b, std::siz
 // ---- One case (codec x chunk size) in a child process -------------------------------------
 //
 // The child reports lines on its pipe:
-//   device <SMs> <per-SM warps of window16 window32 window64> <name>
+//   device <SMs> <name>
 //   streams <n>
-//   auto <variant>
 //   start <name>
 //   done <name> <GB/s or -> <runs> <problem or nothing>
 
@@ -461,14 +458,13 @@ struct Case {
   double ratio = 0;
   std::optional<double> cpu_gbs;
   std::size_t streams = 0;
-  std::string auto_variant;
   std::map<std::string, Measured> measured;  // by variant name, "nvcomp" for nvCOMP
   std::vector<std::string> order;
 };
 
 struct DeviceInfo {
   std::string name;
-  gpu::WindowResidency residency;
+  int sms = 0;
 };
 
 void child_main(const std::string& codec, const Batch& b, std::size_t chunk_bytes, const std::vector<float>& original,
@@ -480,21 +476,15 @@ void child_main(const std::string& codec, const Batch& b, std::size_t chunk_byte
   install_gpu_support();
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "properties");
-  gpu::WindowResidency residency;
-  if (gpu::query_window_residency(residency) != cudaSuccess) residency = gpu::WindowResidency{};
-  report(fmt::format("device {} {} {} {} {}", residency.sms, residency.per_sm_16, residency.per_sm_32,
-                     residency.per_sm_64, prop.name));
+  report(fmt::format("device {} {}", prop.multiProcessorCount, prop.name));
   const std::size_t count = b.chunks.size();
   DeviceBatch d(b, chunk_bytes);
   std::optional<ZarrkitJobs> z;
   if (codec == "lz4" || codec == "blosc-lz4") {
     z.emplace(codec == "blosc-lz4", b, d, chunk_bytes);
     report(fmt::format("streams {}", z->streams.size()));
-    report(fmt::format("auto {}", gpu::decode_variant_name(
-                                      gpu::choose_decode_variant(gpu::shape_of(z->streams, codec == "blosc-lz4"), residency))));
   }
-  for (std::string name : names) {
-    if (name == "auto" && z) name = gpu::decode_variant_name(gpu::choose_decode_variant(gpu::shape_of(z->streams, codec == "blosc-lz4"), residency));
+  for (const std::string& name : names) {
     report("start " + name);
     Measured m;
     if (name == "nvcomp") {
@@ -539,15 +529,10 @@ void run_case_on_gpu(Case& c, const Batch& b, std::size_t chunk_bytes, const std
       std::string what;
       in >> what;
       if (what == "device") {
-        in >> device.residency.sms >> device.residency.per_sm_16 >> device.residency.per_sm_32 >>
-            device.residency.per_sm_64;
+        in >> device.sms;
         std::getline(in >> std::ws, device.name);
       } else if (what == "streams") {
         in >> c.streams;
-      } else if (what == "auto") {
-        in >> c.auto_variant;  // the child times it under its own name
-        std::replace(todo.begin(), todo.end(), std::string("auto"), c.auto_variant);
-        std::replace(c.order.begin(), c.order.end(), std::string("auto"), c.auto_variant);
       } else if (what == "start") {
         in >> current;
       } else if (what == "done") {
@@ -634,7 +619,7 @@ int main(int argc, char** argv) {
   std::vector<std::size_t> chunk_kibs = {64, 1024, 16384};
   std::optional<std::vector<std::size_t>> blosc_kibs;
   std::vector<std::string> codecs = {"lz4", "blosc-lz4", "zstd", "gzip"};
-  std::string variants_arg = "auto";
+  std::string variants_arg;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -654,14 +639,14 @@ int main(int argc, char** argv) {
       json_path = argv[++i];
     } else {
       std::cerr << "usage: zarrkit_s7_bench [--total-mib N] [--reps N] [--chunk-kib A,B,...] [--codecs lz4,blosc-lz4,"
-                   "zstd,gzip] [--blosc-chunk-kib A,B,...] [--variants auto|all|NAME,...] [--json FILE]\n";
+                   "zstd,gzip] [--blosc-chunk-kib A,B,...] [--variants all|NAME,...] [--json FILE]\n";
       return 1;
     }
   }
-  std::vector<std::string> variant_names;
+  std::vector<std::string> variant_names;  // the read path's kernel first
   if (variants_arg == "all") {
     for (DecodeVariant v : kAllVariants) variant_names.push_back(gpu::decode_variant_name(v));
-  } else if (variants_arg != "auto") {
+  } else {
     variant_names = parse_names(variants_arg);
     for (const auto& name : variant_names) {
       if (std::none_of(std::begin(kAllVariants), std::end(kAllVariants),
@@ -670,6 +655,8 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    std::erase(variant_names, kReadPathVariant);
+    variant_names.insert(variant_names.begin(), kReadPathVariant);
   }
   const std::size_t total = total_mib << 20;
   const auto t_start = Clock::now();
@@ -690,10 +677,7 @@ int main(int argc, char** argv) {
       c.cpu_gbs = run_cpu(codec, b, chunk_bytes, original);
       std::vector<std::string> todo;
       const bool zarrkit_gpu = codec == "lz4" || codec == "blosc-lz4";
-      if (zarrkit_gpu) {
-        todo = variant_names;
-        if (todo.empty()) todo.push_back("auto");  // the child says which kernel that is
-      }
+      if (zarrkit_gpu) todo = variant_names;
       if (codec != "blosc-lz4") todo.push_back("nvcomp");
       c.order = todo;
       run_case_on_gpu(c, b, chunk_bytes, original, todo, reps, device);
@@ -720,28 +704,27 @@ int main(int argc, char** argv) {
     }
   }
 
-  fmt::print("\nS7 kernel-only batched decode on {} ({} SMs; warps per SM of window16/32/64: {}/{}/{}), {} MiB of "
-             "family-N float32 per batch, medians of CUDA-event timings; CPU: {} threads\n\n",
-             device.name, device.residency.sms, device.residency.per_sm_16, device.residency.per_sm_32,
-             device.residency.per_sm_64, total_mib, kThreads);
-  // The S7 table: zarrkit's read-path kernel (auto) against nvCOMP.
+  fmt::print("\nS7 kernel-only batched decode on {} ({} SMs), {} MiB of family-N float32 per batch, medians of "
+             "CUDA-event timings; CPU: {} threads\n\n",
+             device.name, device.sms, total_mib, kThreads);
+  // The S7 table: zarrkit's read-path kernel against nvCOMP.
   fmt::print("| codec | chunk KiB | chunks | ratio | streams | zarrkit GPU GB/s (kernel) | nvCOMP GB/s | zarrkit / nvCOMP "
              "| CPU GB/s |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const Case& c : cases) {
     std::optional<double> ours, theirs;
-    if (auto it = c.measured.find(c.auto_variant); it != c.measured.end()) ours = it->second.gbs;
+    if (auto it = c.measured.find(kReadPathVariant); it != c.measured.end()) ours = it->second.gbs;
     if (auto it = c.measured.find("nvcomp"); it != c.measured.end()) theirs = it->second.gbs;
     fmt::print("| {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} |\n", c.codec, c.kib, c.chunks, c.ratio,
                c.streams ? std::to_string(c.streams) : "-",
-               ours ? fmt::format("{:.1f} ({})", *ours, c.auto_variant) : "-", cell(theirs),
+               ours ? fmt::format("{:.1f} ({})", *ours, kReadPathVariant) : "-", cell(theirs),
                ours && theirs ? fmt::format("{:.2f}x", *ours / *theirs) : "-", cell(c.cpu_gbs));
   }
-  if (!variant_names.empty()) {
+  if (variant_names.size() > 1) {
     // Every variant on the same chunks: GB/s, and the best against nvCOMP and the CPU.
     fmt::print("\n| codec | chunk KiB | streams |");
     for (const auto& n : variant_names) fmt::print(" {} |", n);
-    fmt::print(" best | auto | best / nvCOMP | best / CPU |\n|---|---|---|");
-    for (std::size_t k = 0; k < variant_names.size() + 4; ++k) fmt::print("---|");
+    fmt::print(" best | best / nvCOMP | best / CPU |\n|---|---|---|");
+    for (std::size_t k = 0; k < variant_names.size() + 3; ++k) fmt::print("---|");
     fmt::print("\n");
     for (const Case& c : cases) {
       if (c.codec != "lz4" && c.codec != "blosc-lz4") continue;
@@ -759,31 +742,27 @@ int main(int argc, char** argv) {
       }
       std::optional<double> theirs;
       if (auto it = c.measured.find("nvcomp"); it != c.measured.end()) theirs = it->second.gbs;
-      std::optional<double> auto_gbs;
-      if (auto it = c.measured.find(c.auto_variant); it != c.measured.end()) auto_gbs = it->second.gbs;
-      fmt::print(" {} | {} | {} | {} |\n", best.empty() ? "-" : best,
-                 auto_gbs && best_gbs > 0 ? fmt::format("{} ({:.2f} of best)", c.auto_variant, *auto_gbs / best_gbs)
-                                          : c.auto_variant,
+      fmt::print(" {} | {} | {} |\n", best.empty() ? "-" : best,
                  theirs && best_gbs > 0 ? fmt::format("{:.2f}x", best_gbs / *theirs) : "-",
                  c.cpu_gbs && best_gbs > 0 ? fmt::format("{:.2f}x", best_gbs / *c.cpu_gbs) : "-");
     }
-    // The long-block rule (gpu/device_read.h): blocks per batch at which one warp per block
-    // would beat the host's threads, from the largest LZ4 blocks measured.
-    for (auto it = cases.rbegin(); it != cases.rend(); ++it) {
-      if (it->codec != "lz4" || (it->kib << 10) <= gpu::kLongLz4BlockBytes || !it->cpu_gbs) continue;
-      double best_gbs = 0;
-      for (const auto& n : variant_names) {
-        const auto m = it->measured.find(n);
-        if (m != it->measured.end() && m->second.problem.empty() && m->second.gbs) best_gbs = std::max(best_gbs, *m->second.gbs);
-      }
-      if (best_gbs <= 0) break;
-      const double per_warp = best_gbs / static_cast<double>(it->chunks);
-      fmt::print("\nlong LZ4 blocks ({} KiB, {} per batch): {:.0f} MB/s per warp; the CPU {:.1f} GB/s; the GPU wins "
-                 "from {:.0f} blocks per batch (gpu/device_read.h: blocks over {} KiB decode on the host)\n",
-                 it->kib, it->chunks, per_warp * 1e3, *it->cpu_gbs, *it->cpu_gbs / per_warp,
-                 gpu::kLongLz4BlockBytes >> 10);
-      break;
+  }
+  // The long-block rule (gpu/device_read.h): blocks per batch at which one warp per block
+  // would beat the host's threads, from the largest LZ4 blocks measured.
+  for (auto it = cases.rbegin(); it != cases.rend(); ++it) {
+    if (it->codec != "lz4" || (it->kib << 10) <= gpu::kLongLz4BlockBytes || !it->cpu_gbs) continue;
+    double best_gbs = 0;
+    for (const auto& n : variant_names) {
+      const auto m = it->measured.find(n);
+      if (m != it->measured.end() && m->second.problem.empty() && m->second.gbs) best_gbs = std::max(best_gbs, *m->second.gbs);
     }
+    if (best_gbs <= 0) break;
+    const double per_warp = best_gbs / static_cast<double>(it->chunks);
+    fmt::print("\nlong LZ4 blocks ({} KiB, {} per batch): {:.0f} MB/s per warp; the CPU {:.1f} GB/s; the GPU wins "
+               "from {:.0f} blocks per batch (gpu/device_read.h: blocks over {} KiB decode on the host)\n",
+               it->kib, it->chunks, per_warp * 1e3, *it->cpu_gbs, *it->cpu_gbs / per_warp,
+               gpu::kLongLz4BlockBytes >> 10);
+    break;
   }
   // Every problem, loudly.
   for (const Case& c : cases) {
@@ -800,14 +779,14 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const Case& c = cases[i];
       std::optional<double> ours, theirs;
-      if (auto it = c.measured.find(c.auto_variant); it != c.measured.end()) ours = it->second.gbs;
+      if (auto it = c.measured.find(kReadPathVariant); it != c.measured.end()) ours = it->second.gbs;
       if (auto it = c.measured.find("nvcomp"); it != c.measured.end()) theirs = it->second.gbs;
       out << (i ? ", " : "")
           << fmt::format("{{\"codec\": \"{}\", \"chunk_kib\": {}, \"chunks\": {}, \"streams\": {}, \"ratio\": {:.3f}, "
                          "\"zarrkit_gbs\": {}, \"zarrkit_kernel\": \"{}\", \"nvcomp_gbs\": {}, \"cpu_gbs\": {}, "
                          "\"variants\": {{",
                          c.codec == "zstd" ? "zstd 1" : c.codec == "gzip" ? "gzip 1" : c.codec, c.kib, c.chunks,
-                         c.streams, c.ratio, json_number(ours), c.auto_variant, json_number(theirs),
+                         c.streams, c.ratio, json_number(ours), ours ? kReadPathVariant : "", json_number(theirs),
                          json_number(c.cpu_gbs));
       bool first = true;
       for (const auto& [name, m] : c.measured) {
