@@ -1,7 +1,9 @@
 // zarrkit_lz4_stats: what an LZ4 decoder has to do on S7's family-N data, counted on the
 // host (no GPU needed): per block size, the sequences per block, bytes per sequence, the
-// mean literal run and match length, and the distribution of match offsets (which decides
-// how many matches a window of recent output in shared memory can serve).
+// mean literal run and match length, and how far back the matches reach (how many a window
+// of recent output of 16 or 32 KiB would serve). One warp decodes one block sequence by
+// sequence, so sequences per block over its time give the cost per sequence
+// (bench/results/GPU.md).
 //
 //   zarrkit_lz4_stats [--total-mib 256] [--chunk-kib 64,256,1024,4096,16384]
 #include <lz4.h>
@@ -56,7 +58,7 @@ int main(int argc, char** argv) {
   const std::vector<float> data = family_n(total / 4);
   const auto* bytes = reinterpret_cast<const char*>(data.data());
   fmt::print("| block KiB | ratio | sequences per block | bytes per sequence | compressed bytes per sequence | literals "
-             "| match | offset + length <= 1 KiB | in window16 | in window32 | with length bytes |\n");
+             "| match | offset + length <= 1 KiB | <= 16 KiB - 32 | <= 32 KiB - 32 | with length bytes |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::size_t kib : kibs) {
     const std::size_t chunk = kib << 10, count = total / chunk;
@@ -89,8 +91,8 @@ int main(int argc, char** argv) {
         length += 4;
         ++sequences;
         matched += length;
-        // The window kernels read a match from shared memory when offset + length fits in
-        // the window less 32 bytes (lz4_window.cuh).
+        // Within a window of W bytes of recent output that keeps 32 bytes of room (as the
+        // window kernels measured in bench/results/GPU.md did).
         near1k += offset + length <= 1024;
         near16k += offset + length <= (16u << 10) - 32;
         near32k += offset + length <= (32u << 10) - 32;
