@@ -7,12 +7,12 @@
 # sanitizers, zarr-python reading what the GPU wrote, and zarrkit_gpu_write_bench). Each
 # stage has its own time limit; results and logs go to $OUT (at most 8 files come back):
 # session.log, gpu_tests.log, pytest.log, sanitizers.log, s7.json, bench.jsonl, gds.jsonl,
-# write_tests.log, write_bench.md; the lz4 stage: lz4.log, s7-lz4.json.
+# write_tests.log, write_bench.md.
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
-# STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench lz4)
-# runs only those stages (lz4 only when named: the LZ4 kernel variants' tests, sanitizers
-# and S7 study);
-# BENCH_ONLY=s6 limits the S6/S10 stage to one scenario.
+# STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench) runs
+# only those stages; BENCH_ONLY=s6 limits the S6/S10 stage to one scenario;
+# S7_VARIANTS=all has S7 time every stream-decode kernel variant (direct, direct-uncapped,
+# staged), not only the read path's (direct).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 carry=$(cd "${1:-build/gpu-carry}" && pwd)
@@ -68,7 +68,8 @@ fi
 
 if wanted s7; then
 stage "S7 kernel-only decode vs nvCOMP"
-timeout 90 "$work/bin/zarrkit_s7_bench" --total-mib 1024 --reps 6 --json "$out/s7.json"
+timeout $([[ -n ${S7_VARIANTS:-} ]] && echo 150 || echo 90) "$work/bin/zarrkit_s7_bench" --total-mib 1024 --reps 6 \
+  ${S7_VARIANTS:+--variants "$S7_VARIANTS"} --json "$out/s7.json"
 echo "s7 rc $?"
 fi
 
@@ -140,31 +141,6 @@ timeout 140 "$work/bin/zarrkit_gpu_write_bench" --reps 3 --dir /tmp/zk_write_ben
 echo "write bench rc $?"
 cat "$out/write_bench.md"
 rm -rf /tmp/zk_write_bench
-fi
-
-if [[ " ${STAGES:-} " == *" lz4 "* ]]; then
-stage "LZ4 kernel variants: tests, S7 study, sanitizers"
-# Every stream-decode variant against liblz4 and c-blosc (GpuLz4Kernels) with the host-side
-# decoder and choice tests; S7 on LZ4 blocks of 64 KiB..16 MiB and blosc-lz4 chunks with
-# every variant, nvCOMP and the CPU (bench/results/GPU.md has the predictions); then the GPU
-# tests under memcheck and racecheck (quick corpus). At most ~8 minutes in all.
-{
-  timeout 60 "$work/bin/gpu_tests" --gtest_filter='GpuLz4Kernels.*:Lz4Window.*:DecodeVariant.*:DeviceLz4.*'
-  echo "lz4 gpu_tests rc $?"
-} > "$out/lz4.log" 2>&1
-grep -E "rc [0-9]+$|^\[  (PASSED|FAILED|SKIPPED) " "$out/lz4.log"
-timeout 200 "$work/bin/zarrkit_s7_bench" --total-mib 1024 --reps 7 --codecs lz4,blosc-lz4 \
-  --chunk-kib 64,256,1024,4096,16384 --blosc-chunk-kib 64,1024,16384 --variants all --json "$out/s7-lz4.json"
-echo "s7 lz4 rc $?"
-{
-  ZARRKIT_GPU_TEST_QUICK=1 timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$work/bin/gpu_tests" --gtest_filter='GpuLz4Kernels.*'
-  echo "lz4 memcheck rc $?"
-  ZARRKIT_GPU_TEST_QUICK=1 timeout 130 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$work/bin/gpu_tests" --gtest_filter='GpuLz4Kernels.*'
-  echo "lz4 racecheck rc $?"
-} >> "$out/lz4.log" 2>&1
-grep -E "sanitizer|memcheck rc|racecheck rc|ERROR SUMMARY|RACECHECK SUMMARY" "$out/lz4.log"
 fi
 
 stage "done"
