@@ -131,6 +131,63 @@ Buffer decode_streaming(ByteView input, BoundedOutput& out) {
   }
 }
 
+// The largest window a frame decoded in pieces may ask for. The streaming decoder keeps a
+// buffer of the window's size (2 MiB at the default level): a frame that needs more is
+// decoded whole instead (decode_into, which needs no window buffer).
+constexpr int kPieceWindowLogMax = 23;
+
+// A second decompression context per thread for decoding in pieces: it keeps its window
+// buffer between chunks, and its window limit differs from thread_dctx()'s.
+ZSTD_DCtx& thread_piece_dctx() {
+  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx;
+  if (!dctx) {
+    dctx.reset(ZSTD_createDCtx());
+    if (!dctx) fail_resource("zstd codec: cannot allocate a decompression context");
+    ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kPieceWindowLogMax);
+  }
+  ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_only);  // an unfinished chunk may have left state
+  return *dctx;
+}
+
+// Streams the frames of `encoded` into the pieces asked for (PieceReader in codec.h).
+class ZstdPieces final : public PieceReader {
+ public:
+  explicit ZstdPieces(ByteView encoded) : dctx_(thread_piece_dctx()), in_{encoded.data(), encoded.size(), 0} {}
+
+  bool read(MutableByteView out) override {
+    ZSTD_outBuffer o{out.data(), out.size(), 0};
+    while (o.pos < o.size) {
+      const std::size_t taken = in_.pos, made = o.pos;
+      last_rc_ = ZSTD_decompressStream(&dctx_, &o, &in_);
+      if (ZSTD_isError(last_rc_)) return false;
+      // zstd flushes all it has decoded before it stops for input: room left with the
+      // input used up means the data ends before the bytes asked for.
+      if (o.pos < o.size && in_.pos == in_.size) return false;
+      if (in_.pos == taken && o.pos == made) return false;  // no progress (zstd would say so later)
+    }
+    return true;
+  }
+
+  bool finish() override {
+    // Frame ends, checksums and skippable frames may follow the last byte read; a byte
+    // decoded now is one more than expected.
+    std::byte probe[1];
+    while (last_rc_ != 0 || in_.pos < in_.size) {
+      ZSTD_outBuffer o{probe, 1, 0};
+      const std::size_t taken = in_.pos;
+      last_rc_ = ZSTD_decompressStream(&dctx_, &o, &in_);
+      if (ZSTD_isError(last_rc_) || o.pos != 0) return false;
+      if (last_rc_ != 0 && in_.pos == taken) return false;  // a frame cut short
+    }
+    return true;
+  }
+
+ private:
+  ZSTD_DCtx& dctx_;
+  ZSTD_inBuffer in_;
+  std::size_t last_rc_ = 1;  // 0 when the last call ended a frame
+};
+
 class ZstdCodec final : public BytesToBytesCodec {
  public:
   ZstdCodec(int level, bool checksum) : level_(level), checksum_(checksum) {}
@@ -205,6 +262,15 @@ class ZstdCodec final : public BytesToBytesCodec {
       fail_decompress(rc, nullptr);
     }
     compressor_support::check_decoded_size(rc, exact, "zstd");
+  }
+
+  std::unique_ptr<PieceReader> decode_pieces(ByteView encoded, std::uint64_t decoded_size,
+                                             const ChunkSpec&) const override {
+    if (encoded.empty()) return nullptr;  // decode_into says why
+    // As decode_into: sizes the frames declare are checked before anything is decoded.
+    const std::optional<std::uint64_t> declared = declared_size(encoded);
+    if (declared && *declared != decoded_size) return nullptr;
+    return std::make_unique<ZstdPieces>(encoded);
   }
 
  private:

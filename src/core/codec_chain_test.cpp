@@ -1,6 +1,8 @@
 #include "zarrkit/codec_chain.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -293,6 +295,63 @@ TEST(CodecChain, CorruptStoredBytesAreDataLoss) {
   // bytes alone: the size must be exact.
   const auto plain = CodecChain::from_v3_json(nlohmann::json::parse(R"(["bytes"])"), kI32, registry());
   EXPECT_THROW(plain.decode(encoded.view(), spec), DataLossError);
+}
+
+TEST(CodecChain, DecodePiecesGivesWhatDecodeIntoWritesWhereTheChainAllowsIt) {
+  auto chain_of = [](const char* json) {
+    return CodecChain::from_v3_json(nlohmann::json::parse(json), kI32, CodecRegistry::builtin());
+  };
+  const ChunkSpec spec = spec_of({64, 1000});
+  const NDBuffer chunk = counting(spec.shape);
+  const char* const big_endian_zstd_crc = R"([{"name":"bytes","configuration":{"endian":"big"}},"zstd","crc32c"])";
+  for (const char* json : {R"(["bytes","zstd"])", big_endian_zstd_crc,
+                           R"(["bytes",{"name":"blosc","configuration":{"cname":"lz4","typesize":4,"blocksize":16384}}])"}) {
+    SCOPED_TRACE(json);
+    const CodecChain chain = chain_of(json);
+    const Buffer encoded = chain.encode(chunk, spec);
+    std::vector<std::byte> whole(chunk.nbytes());
+    ASSERT_TRUE(chain.decode_into(encoded.view(), spec, whole));
+    const auto reader = chain.decode_pieces(encoded.view(), spec);
+    ASSERT_NE(reader, nullptr);
+    std::vector<std::byte> pieces(chunk.nbytes());
+    for (std::size_t at = 0; at < pieces.size(); at += 4000) {
+      ASSERT_TRUE(reader->read(MutableByteView(pieces).subspan(at, std::min<std::size_t>(4000, pieces.size() - at))));
+    }
+    EXPECT_TRUE(reader->finish());
+    EXPECT_EQ(pieces, whole);
+    EXPECT_EQ(std::memcmp(pieces.data(), chunk.data(), chunk.nbytes()), 0);
+  }
+  // Elements whose byte order changes are swapped whole, so pieces must hold whole ones.
+  const CodecChain swapped = chain_of(big_endian_zstd_crc);
+  Buffer encoded = swapped.encode(chunk, spec);
+  std::vector<std::byte> out(6);
+  EXPECT_FALSE(swapped.decode_pieces(encoded.view(), spec)->read(MutableByteView(out).first(3)));
+  // A wrong checksum is decode_into's error, word for word.
+  encoded.data()[encoded.size() - 1] ^= std::byte{1};
+  std::string whole_error, pieces_error;
+  std::vector<std::byte> room(chunk.nbytes());
+  try {
+    swapped.decode_into(encoded.view(), spec, room);
+  } catch (const DataLossError& e) {
+    whole_error = e.what();
+  }
+  try {
+    swapped.decode_pieces(encoded.view(), spec);
+  } catch (const DataLossError& e) {
+    pieces_error = e.what();
+  }
+  EXPECT_FALSE(whole_error.empty());
+  EXPECT_EQ(pieces_error, whole_error);
+  // Chains without exactly one compressor that decodes in pieces (followed only by
+  // checksums) have no reader.
+  for (const char* json : {R"(["bytes"])", R"(["bytes","crc32c"])", R"(["bytes",{"name":"gzip","configuration":{"level":1}}])",
+                           R"(["bytes","zstd",{"name":"gzip","configuration":{"level":1}}])",
+                           R"(["bytes","crc32c","zstd"])",
+                           R"([{"name":"transpose","configuration":{"order":[1,0]}},"bytes","zstd"])"}) {
+    SCOPED_TRACE(json);
+    const CodecChain chain = chain_of(json);
+    EXPECT_EQ(chain.decode_pieces(chain.encode(chunk, spec).view(), spec), nullptr);
+  }
 }
 
 TEST(CodecChain, ValidateChecksEachCodecAgainstTheSpec) {
