@@ -8,6 +8,9 @@
 //    part is read as byte ranges covering only what the task selects;
 //  - other chains: the encoded chunk is fetched, and decoded straight into the output when
 //    the chunk fills its part of the output in its own layout (CodecChain::decode_into);
+//  - a large compressed chunk whose elements land in the output as scattered pieces (one
+//    narrower than the array) is decoded piece by piece through a small buffer, each
+//    piece's elements copied out at once, where the codecs allow (CodecChain::decode_pieces);
 //  - otherwise the chunk is decoded into a buffer and its selected elements copied.
 //
 // Buffers come from the host allocator, whose chunk-sized blocks are reused per thread

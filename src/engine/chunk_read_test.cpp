@@ -376,6 +376,127 @@ TEST(ChunkRead, CompressedChunksThatDecodeToTheWrongSizeAreDataLoss) {
   }
 }
 
+// zstd that counts how chunks are decoded: piece readers made, whole decodes.
+class CountingZstd final : public BytesToBytesCodec {
+ public:
+  CountingZstd()
+      : zstd_(std::dynamic_pointer_cast<const BytesToBytesCodec>(CodecRegistry::builtin().make_v3(kZstd, {}))) {}
+  std::string_view name() const override { return "test.counting_zstd"; }
+  nlohmann::json to_json() const override { return codec_json(name(), json::object()); }
+  Buffer encode(ByteView decoded, const ChunkSpec& spec) const override { return zstd_->encode(decoded, spec); }
+  Buffer decode(ByteView encoded, SizeBound bound, const ChunkSpec& spec) const override {
+    ++whole;
+    return zstd_->decode(encoded, bound, spec);
+  }
+  void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec& spec) const override {
+    ++whole;
+    zstd_->decode_into(encoded, out, spec);
+  }
+  std::unique_ptr<PieceReader> decode_pieces(ByteView encoded, std::uint64_t decoded_size,
+                                             const ChunkSpec& spec) const override {
+    ++pieces;
+    return zstd_->decode_pieces(encoded, decoded_size, spec);
+  }
+  mutable std::atomic<int> whole{0};
+  mutable std::atomic<int> pieces{0};
+
+ private:
+  std::shared_ptr<const BytesToBytesCodec> zstd_;
+};
+
+TEST(ChunkRead, LargeCompressedChunksNarrowerThanTheArrayAreDecodedInPieces) {
+  const auto counting = std::make_shared<CountingZstd>();
+  CodecRegistry registry;
+  register_builtin_codecs(registry);
+  registry.add_v3("test.counting_zstd", [counting](const json&, const CodecContext&) { return counting; });
+  // Chunks of 1 MiB (uint16), ragged at the array's edge on every axis: 12 chunks.
+  ArraySpec spec;
+  spec.shape = {5, 300, 1100};
+  spec.chunks = {4, 256, 512};
+  spec.dtype = DataType::uint_(16);
+  spec.fill_value = 7;
+  std::vector<std::uint16_t> values(5 * 300 * 1100);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint16_t>((i / 3) % 1000 + i % 7);
+  const std::vector<std::byte> data(reinterpret_cast<const std::byte*>(values.data()),
+                                    reinterpret_cast<const std::byte*>(values.data() + values.size()));
+  const NDView source{const_cast<std::byte*>(data.data()), spec.shape, NDView::c_strides(spec.shape, 2), spec.dtype};
+  const std::vector<Selection> boxes = {
+      Selection{Slice{1, 5, 1}, Slice{10, 290, 1}, Slice{500, 1100, 1}},
+      Selection{Slice{std::nullopt, std::nullopt, -1}, Slice{299, 3, -1}, Slice{1000, 20, -1}},  // backwards
+      Selection{2, Slice{}, Slice{255, 770, 1}},
+  };
+  for (const json& codecs : {json::array({bytes_codec("little"), {{"name", "test.counting_zstd"}}}),
+                             json::array({bytes_codec("big"), kZstd, kCrc}), json::array({bytes_codec("little"), blosc(2)}),
+                             json::array({bytes_codec("little"), {{"name", "blosc"},
+                                                                  {"configuration",
+                                                                   {{"cname", "zstd"}, {"clevel", 1}, {"shuffle", "bitshuffle"},
+                                                                    {"typesize", 2}, {"blocksize", 48 << 10}}}}})}) {
+    SCOPED_TRACE(codecs.dump());
+    auto store = MemoryStore::create();
+    spec.codecs = codecs;
+    Array array = Array::create(store, "x", make_array_metadata(spec, registry), true);
+    array.write(Selection{}, source);
+    counting->whole = 0;
+    counting->pieces = 0;
+    const NDBuffer whole = array.read(Selection{});
+    ASSERT_EQ(std::vector<std::byte>(whole.data(), whole.data() + whole.nbytes()), data);
+    for (const Selection& sel : boxes) {
+      SCOPED_TRACE(testing::describe_selection(sel));
+      const NDBuffer got = array.read(sel);
+      ASSERT_EQ(std::vector<std::byte>(got.data(), got.data() + got.nbytes()), reference_read(data, spec.shape, 2, sel));
+    }
+    if (codecs[1]["name"] == "test.counting_zstd") {
+      EXPECT_EQ(counting->pieces, 12 + 8 + 12 + 4);  // every chunk of every box
+      EXPECT_EQ(counting->whole, 0);
+      // Steps other than 1 select more than one box of a chunk: decoded whole.
+      const Selection strided{Slice{}, Slice{std::nullopt, std::nullopt, 2}, Slice{}};
+      const NDBuffer got = array.read(strided);
+      ASSERT_EQ(std::vector<std::byte>(got.data(), got.data() + got.nbytes()),
+                reference_read(data, spec.shape, 2, strided));
+      EXPECT_EQ(counting->whole, 12);
+    }
+  }
+}
+
+TEST(ChunkRead, ChunksTheirPiecesRefuseAreDecodedWholeWithTheSameErrors) {
+  auto store = MemoryStore::create();
+  ArraySpec spec;
+  spec.shape = {4, 1024, 1024};
+  spec.chunks = {4, 512, 512};  // 2 MiB of uint16, a quarter of each row of the array
+  spec.dtype = DataType::uint_(16);
+  spec.codecs = json::array({bytes_codec("little"), kZstd});
+  Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+  std::vector<std::uint16_t> values(4 * 512 * 512);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint16_t>(i % 4099);
+  const Shape chunk_shape = spec.chunks;
+  array.write(Selection{Slice{}, Slice{0, 512, 1}, Slice{0, 512, 1}},
+              NDView{reinterpret_cast<std::byte*>(values.data()), chunk_shape, NDView::c_strides(chunk_shape, 2),
+                     spec.dtype});
+  const Buffer stored = *store->get("x/c/0/0/0");
+  const auto zstd = std::dynamic_pointer_cast<const BytesToBytesCodec>(CodecRegistry::builtin().make_v3(kZstd, {}));
+  std::vector<std::byte> room(values.size() * 2);
+  // Cut short, followed by junk: the array's error carries decode_into's words.
+  std::vector<std::byte> junk(stored.view().begin(), stored.view().end());
+  junk.push_back(std::byte{1});
+  for (const ByteView bad : {stored.view().first(stored.size() - 3), ByteView(junk)}) {
+    std::string expected;
+    try {
+      zstd->decode_into(bad, room, {});
+    } catch (const DataLossError& e) {
+      expected = e.what();
+    }
+    ASSERT_FALSE(expected.empty());
+    store->set("x/c/0/0/0", bad);
+    try {
+      array.read(Selection{});
+      ADD_FAILURE() << "no error";
+    } catch (const DataLossError& e) {
+      EXPECT_NE(std::string_view(e.what()).find(expected), std::string_view::npos) << e.what();
+      EXPECT_NE(std::string_view(e.what()).find("chunk 'c/0/0/0'"), std::string_view::npos) << e.what();
+    }
+  }
+}
+
 TEST(ChunkRead, SlabPlanReadsTheRowsOfACropNotTheWholeChunk) {
   // A 32^3 crop of a float32 chunk of 64x256x256: 32 slabs of 32 rows each.
   ArraySpec spec;
