@@ -182,7 +182,12 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
                  m.fill_value.bytes().size(), m.dtype.name(), m.dtype.size());
   }
   const auto sharded = ShardIo::for_array(m);  // null unless sharding_indexed: see shard_io.h
-  prefault_output(out);  // chunk_read.h: large outputs, in parallel slabs
+  const bool batched = store_->capabilities().batched_gets;
+  // Large outputs: tasks taken in groups that fault their own pages, or the output faulted
+  // in first (chunk_read.h). Batched reads go in windows, in C order.
+  ReadOrder order = plan_read_order(plan, out, shared_thread_pool().size());
+  if (batched && order.groups > 0) order = ReadOrder{true, 0};
+  if (order.prefault) prefault_output(out);
 
   auto read_task = [&](const ChunkReadRequest& request, std::size_t index) {
     ChunkTask task;
@@ -199,7 +204,7 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
                     store_->describe(), key);
     }
   };
-  if (store_->capabilities().batched_gets) {
+  if (batched) {
     // Whole chunks and whole shards are fetched in batches; a shard read in part reads its
     // index and inner chunks itself.
     auto key_of = [&](std::size_t index) {
@@ -212,7 +217,8 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     return read_in_fetched_windows(store_, m, region, to_size(plan.num_tasks()), context, key_of, read_task);
   }
   const ChunkReadRequest request(*store_, m, region);
-  shared_thread_pool().parallel_for(to_size(plan.num_tasks()), [&](std::size_t index) { read_task(request, index); });
+  const std::size_t n = to_size(plan.num_tasks());
+  shared_thread_pool().parallel_for(n, [&](std::size_t i) { read_task(request, order.task(i, n)); });
 }
 
 void Array::write(const Selection& selection, const NDView& data) {

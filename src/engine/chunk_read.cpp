@@ -8,6 +8,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include <fmt/ranges.h>
 
@@ -281,13 +282,79 @@ SlabPlan plan_slabs(const ChunkTask& task, std::span<const std::int64_t> chunk_s
   return plan;
 }
 
+namespace {
+
+// Outputs smaller than this take their page faults as they come.
+constexpr std::uint64_t kMinFaultedOutputBytes = std::uint64_t{64} << 20;
+// The span a page fault of a large output fills at once (a transparent huge page on x86-64).
+constexpr std::uint64_t kFaultSpan = std::uint64_t{2} << 20;
+
+// The parts of `split` as [first, end) positions along the output's axis, when each is one
+// forward run of step 1 (a plain slice).
+std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> plain_parts(const AxisSplit& split) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> parts;
+  for (std::uint64_t k = 0; k < split.num_parts(); ++k) {
+    const AxisChunkPart part = split.part(k);
+    if (part.runs().size() != 1 || part.runs()[0].out_step != 1) return std::nullopt;
+    const AxisRun& run = part.runs()[0];
+    parts.emplace_back(run.out_start, run.out_start + run.count);
+  }
+  return parts;
+}
+
+}  // namespace
+
+std::size_t ReadOrder::task(std::size_t i, std::size_t n) const {
+  if (groups < 2 || n <= groups) return i;
+  // Group g holds tasks [g * q + min(g, r), ...) with q = n / groups, r = n % groups; the
+  // i-th taken is task i / groups of group i % groups, the first r groups having one more.
+  const std::size_t q = n / groups, r = n % groups;
+  std::size_t g, k;
+  if (i < q * groups) {
+    g = i % groups;
+    k = i / groups;
+  } else {
+    g = i - q * groups;
+    k = q;
+  }
+  return g * q + std::min(g, r) + k;
+}
+
+ReadOrder plan_read_order(const ChunkPlan& plan, const NDView& out, std::size_t threads) {
+  ReadOrder order;
+  if (out.kind != MemoryKind::kHost || !out.is_c_contiguous() || threads < 2) return order;
+  if (out.num_elements() * out.dtype.size() < kMinFaultedOutputBytes) return order;
+  order.prefault = true;
+  const std::size_t ndim = plan.selection().axes.size();
+  if (ndim == 0 || plan.num_tasks() < threads) return order;
+  // Region strides: axes an integer selects have one position and take no bytes.
+  const std::vector<std::int64_t> strides =
+      NDView::c_strides(plan.region_shape(), out.dtype.size());
+  const auto first = plain_parts(plan.axis_split(0));
+  if (!first) return order;
+  std::size_t groups = first->size();
+  if (groups < threads && ndim >= 2 && static_cast<std::uint64_t>(strides[0]) % kFaultSpan == 0) {
+    const auto second = plain_parts(plan.axis_split(1));
+    if (!second) return order;
+    std::size_t runs = 0;
+    for (std::size_t m = 0; m < second->size(); ++m) {
+      const std::uint64_t end = (*second)[m].second * static_cast<std::uint64_t>(strides[1]);
+      if (m + 1 == second->size() || end % kFaultSpan == 0) ++runs;
+    }
+    groups *= runs;
+  }
+  if (groups < threads) return order;
+  order.prefault = false;
+  order.groups = groups;
+  return order;
+}
+
 void prefault_output(const NDView& out) {
-  constexpr std::uint64_t kMinBytes = std::uint64_t{64} << 20;
   constexpr std::uintptr_t kPage = 4096;
   if (out.kind != MemoryKind::kHost || !out.is_c_contiguous()) return;
   const std::uint64_t bytes = out.num_elements() * out.dtype.size();
   ThreadPool& pool = shared_thread_pool();
-  if (bytes < kMinBytes || pool.size() < 2) return;
+  if (bytes < kMinFaultedOutputBytes || pool.size() < 2) return;
   const std::size_t slabs = pool.size() * 4;
   const auto base = reinterpret_cast<std::uintptr_t>(out.data);
   pool.parallel_for(slabs, [&](std::size_t s) {

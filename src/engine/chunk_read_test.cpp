@@ -20,6 +20,7 @@
 #include "stores/testing/temp_dir.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/selection.h"
 #include "zarrkit/stores/local_store.h"
@@ -326,6 +327,95 @@ TEST(ChunkRead, PrefaultingTheOutputKeepsItsValues) {
                    DataType::uint_(32)};
   prefault_output(out);
   EXPECT_EQ(storage, before);
+}
+
+TEST(ChunkRead, ReadOrderTakesEveryTaskOnceOneFromEachGroupInTurn) {
+  for (const std::size_t n : {1, 5, 16, 17, 128, 131}) {
+    for (const std::size_t groups : {0, 1, 2, 3, 16}) {
+      SCOPED_TRACE(fmt::format("{} tasks, {} groups", n, groups));
+      const ReadOrder order{false, groups};
+      std::vector<std::size_t> taken;
+      for (std::size_t i = 0; i < n; ++i) taken.push_back(order.task(i, n));
+      std::sort(taken.begin(), taken.end());
+      std::vector<std::size_t> all(n);
+      std::iota(all.begin(), all.end(), std::size_t{0});
+      EXPECT_EQ(taken, all);
+    }
+  }
+  auto sequence = [](std::size_t groups, std::size_t n) {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < n; ++i) out.push_back(ReadOrder{false, groups}.task(i, n));
+    return out;
+  };
+  EXPECT_EQ(sequence(2, 8), (std::vector<std::size_t>{0, 4, 1, 5, 2, 6, 3, 7}));
+  EXPECT_EQ(sequence(3, 7), (std::vector<std::size_t>{0, 3, 5, 1, 4, 6, 2}));  // groups of 3, 2, 2
+  EXPECT_EQ(sequence(0, 4), (std::vector<std::size_t>{0, 1, 2, 3}));
+}
+
+TEST(ChunkRead, LargeOutputsAreReadInGroupsWritingPagesOfTheirOwnOrFaultedInFirst) {
+  // plan_read_order looks at the output's shape and layout only: no memory behind it.
+  auto order_for = [](const Shape& shape, const Shape& chunks, const DataType& dtype, std::size_t threads,
+                      const Selection& sel = Selection{}) {
+    const ChunkPlan plan(shape, chunks, sel);
+    const NDView out{reinterpret_cast<std::byte*>(std::uintptr_t{1} << 40), plan.output_shape(),
+                     NDView::c_strides(plan.output_shape(), dtype.size()), dtype};
+    return plan_read_order(plan, out, threads);
+  };
+  const DataType f32 = DataType::float_(32), u16 = DataType::uint_(16);
+  // S3 at full size: 8 slabs of 64 rows of 4 MiB; each row split in two 2 MiB halves by
+  // pairs of chunks along the second axis: 16 groups of 8 tasks.
+  ReadOrder s3 = order_for({512, 1024, 1024}, {64, 256, 256}, f32, 16);
+  EXPECT_FALSE(s3.prefault);
+  EXPECT_EQ(s3.groups, 16u);
+  std::vector<std::size_t> first;
+  for (std::size_t i = 0; i < 4; ++i) first.push_back(s3.task(i, 128));
+  EXPECT_EQ(first, (std::vector<std::size_t>{0, 8, 16, 24}));
+  s3 = order_for({512, 1024, 1024}, {64, 256, 256}, f32, 2);  // the slabs are enough
+  EXPECT_FALSE(s3.prefault);
+  EXPECT_EQ(s3.groups, 8u);
+  // S1 at full size: 4 slabs whose rows of 2 MiB hold a quarter of four chunks each, and
+  // S2 (rows of 1 MiB): faulted in first at 16 threads; S1's slabs do for 4 threads.
+  EXPECT_EQ(order_for({1024, 1024, 1024}, {256, 256, 256}, u16, 16).prefault, true);
+  EXPECT_EQ(order_for({1024, 1024, 1024}, {256, 256, 256}, u16, 16).groups, 0u);
+  EXPECT_EQ(order_for({1024, 1024, 512}, {256, 256, 256}, u16, 16).prefault, true);
+  EXPECT_EQ(order_for({1024, 1024, 1024}, {256, 256, 256}, u16, 4).groups, 4u);
+  // A part of S3 (rows 1 to 500): still groups of whole 2 MiB halves of rows.
+  EXPECT_EQ(order_for({512, 1024, 1024}, {64, 256, 256}, f32, 16, Selection{Slice{1, 500, 1}}).groups, 16u);
+  // Small outputs, one thread, a list selection, and outputs without room for a 2 MiB span.
+  EXPECT_EQ(order_for({64, 256, 256}, {16, 64, 64}, u16, 16).prefault, false);
+  EXPECT_EQ(order_for({64, 256, 256}, {16, 64, 64}, u16, 16).groups, 0u);
+  EXPECT_EQ(order_for({512, 1024, 1024}, {64, 256, 256}, f32, 1).prefault, false);
+  std::vector<std::int64_t> backwards(20);  // 80 MiB of rows, the output walking the array backwards
+  std::iota(backwards.rbegin(), backwards.rend(), std::int64_t{100});
+  const ReadOrder listed = order_for({512, 1024, 1024}, {64, 256, 256}, f32, 16, Selection{IndexArray{backwards}});
+  EXPECT_TRUE(listed.prefault);
+  EXPECT_EQ(listed.groups, 0u);
+}
+
+TEST(ChunkRead, ReadsInGroupsGiveTheValues) {
+  // 64 MiB of uint32 in 8 slabs of chunks: read in groups with four threads.
+  ScopedConfig threads([](Config& c) { c.num_threads = 4; });
+  TempDir dir;
+  auto store = LocalStore::open(dir.path() / "a.zarr");
+  for (const json& codecs : {json::array({bytes_codec("little")}), json::array({bytes_codec("little"), kZstd})}) {
+    SCOPED_TRACE(codecs.dump());
+    ArraySpec spec;
+    spec.shape = {16, 1024, 1024};
+    spec.chunks = {2, 512, 256};
+    spec.dtype = DataType::uint_(32);
+    spec.codecs = codecs;
+    Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+    std::vector<std::uint32_t> values(16 * 1024 * 1024);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i * 2654435761u >> 7);
+    const NDView source{reinterpret_cast<std::byte*>(values.data()), spec.shape, NDView::c_strides(spec.shape, 4),
+                        spec.dtype};
+    array.write(Selection{}, source);
+    const ChunkPlan plan(spec.shape, spec.chunks, Selection{});
+    ASSERT_EQ(plan_read_order(plan, source, 4).groups, 8u);
+    const NDBuffer got = array.read(Selection{});
+    ASSERT_EQ(got.nbytes(), values.size() * 4);
+    EXPECT_EQ(std::memcmp(got.data(), values.data(), got.nbytes()), 0);
+  }
 }
 
 TEST(ChunkRead, RawChunksOfTheWrongSizeAreDataLossWholeOrInPart) {
