@@ -1,14 +1,11 @@
 #include "engine/chunk_read.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstring>
 #include <deque>
 #include <future>
 #include <limits>
 #include <map>
-#include <optional>
 
 #include <fmt/ranges.h>
 
@@ -28,6 +25,19 @@ namespace {
 // of page-cached data: a few microseconds against ~5 GB/s of copying).
 constexpr std::uint64_t kBytesPerCall = 16 << 10;
 
+// Faults in the pages of the output the task writes (the whole span from its lowest to its
+// highest element), for the paths that write without saying where first.
+void fault_task_span(const ChunkReadRequest& r, const ChunkTask& task) {
+  if (r.faults == nullptr || !r.faults->active()) return;
+  const auto [begin, end] = OutputFaults::task_span(task, r.region);
+  r.faults->before_write(begin, end);
+}
+
+void fill_task(const ChunkReadRequest& r, const ChunkTask& task) {
+  fault_task_span(r, task);
+  fill_task_region(task, r.region.data, r.region.byte_strides, r.fill);
+}
+
 [[noreturn]] void fail_raw_size(const ChunkReadRequest& r, std::uint64_t stored) {
   fail_data_loss("bytes codec: chunk of {} elements of {} must be {} bytes, got {}",
                  checked_num_elements(r.metadata.chunk_shape), r.metadata.dtype.name(), r.chunk_bytes, stored);
@@ -41,6 +51,7 @@ void decode_and_copy(const ChunkReadRequest& r, ByteView encoded, const ChunkTas
                    chunk.nbytes(), fmt::join(chunk.shape(), ", "), r.chunk_bytes,
                    fmt::join(r.metadata.chunk_shape, ", "));
   }
+  fault_task_span(r, task);
   copy_chunk_to_region(task, chunk.data(), r.chunk_strides, r.region.data, r.region.byte_strides,
                        r.metadata.dtype.size());
 }
@@ -76,10 +87,7 @@ void read_raw_part(const ChunkReadRequest& r, const std::string& key, const Chun
     }
   }
   const std::optional<std::uint64_t> stored = r.store.read_into(key, ranges, dests);
-  if (!stored) {
-    fill_task_region(task, r.region.data, r.region.byte_strides, r.fill);
-    return;
-  }
+  if (!stored) return fill_task(r, task);
   if (*stored != r.chunk_bytes) fail_raw_size(r, *stored);
 
   // The slabs as a chunk: outer axes step from slab to slab, inner axes keep the chunk's
@@ -98,6 +106,7 @@ void read_raw_part(const ChunkReadRequest& r, const std::string& key, const Chun
   // copy_chunk_to_region adds each selected element's offset (from the chunk's origin) to
   // the pointer it is given; the box's origin is `origin` bytes past the chunk's origin.
   const std::byte* chunk_origin = bytes.data() - origin;
+  fault_task_span(r, task);
   copy_chunk_to_region(task, chunk_origin, strides, r.region.data, r.region.byte_strides, itemsize);
 }
 
@@ -139,9 +148,10 @@ bool read_raw_rows(const ChunkReadRequest& r, const std::string& key, const Chun
       index[a] = 0;
     }
   }
+  if (r.faults != nullptr) r.faults->before_write(dests);
   const std::optional<std::uint64_t> stored = r.store.read_into(key, ranges, dests);
   if (!stored) {
-    fill_task_region(task, r.region.data, r.region.byte_strides, r.fill);
+    fill_task(r, task);
   } else if (*stored != r.chunk_bytes) {
     fail_raw_size(r, *stored);
   }
@@ -221,8 +231,17 @@ bool decode_in_pieces(const ChunkReadRequest& r, ByteView encoded, const ChunkTa
       counts[0] = hi - lo;
       const std::int64_t out = static_cast<std::int64_t>(axis_run.out_start) +
                                static_cast<std::int64_t>(lo - axis_run.chunk_start) * axis_run.out_step;
-      copy_strided(counts, r.region.data + outer_dst + r.region.byte_strides[axis] * out + inner_dst, dst_strides,
-                   piece.data() + (lo - first) * step + inner_src, src_strides, r.metadata.dtype.size());
+      std::byte* const dst = r.region.data + outer_dst + r.region.byte_strides[axis] * out + inner_dst;
+      if (r.faults != nullptr) {
+        std::int64_t below = 0, above = 0;  // the span this copy writes, around dst
+        for (std::size_t a = 0; a < counts.size(); ++a) {
+          const std::int64_t reach = dst_strides[a] * static_cast<std::int64_t>(counts[a] - 1);
+          (reach < 0 ? below : above) += reach;
+        }
+        r.faults->before_write(dst + below, dst + above + static_cast<std::int64_t>(r.metadata.dtype.size()));
+      }
+      copy_strided(counts, dst, dst_strides, piece.data() + (lo - first) * step + inner_src, src_strides,
+                   r.metadata.dtype.size());
     }
     std::size_t a = axis;
     while (a-- > 0) {
@@ -282,97 +301,6 @@ SlabPlan plan_slabs(const ChunkTask& task, std::span<const std::int64_t> chunk_s
   return plan;
 }
 
-namespace {
-
-// Outputs smaller than this take their page faults as they come.
-constexpr std::uint64_t kMinFaultedOutputBytes = std::uint64_t{64} << 20;
-// The span a page fault of a large output fills at once (a transparent huge page on x86-64).
-constexpr std::uint64_t kFaultSpan = std::uint64_t{2} << 20;
-
-// The parts of `split` as [first, end) positions along the output's axis, when each is one
-// forward run of step 1 (a plain slice).
-std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> plain_parts(const AxisSplit& split) {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> parts;
-  for (std::uint64_t k = 0; k < split.num_parts(); ++k) {
-    const AxisChunkPart part = split.part(k);
-    if (part.runs().size() != 1 || part.runs()[0].out_step != 1) return std::nullopt;
-    const AxisRun& run = part.runs()[0];
-    parts.emplace_back(run.out_start, run.out_start + run.count);
-  }
-  return parts;
-}
-
-}  // namespace
-
-std::size_t ReadOrder::task(std::size_t i, std::size_t n) const {
-  if (groups < 2 || n <= groups) return i;
-  // Group g holds tasks [g * q + min(g, r), ...) with q = n / groups, r = n % groups; the
-  // i-th taken is task i / groups of group i % groups, the first r groups having one more.
-  const std::size_t q = n / groups, r = n % groups;
-  std::size_t g, k;
-  if (i < q * groups) {
-    g = i % groups;
-    k = i / groups;
-  } else {
-    g = i - q * groups;
-    k = q;
-  }
-  return g * q + std::min(g, r) + k;
-}
-
-ReadOrder plan_read_order(const ChunkPlan& plan, const NDView& out, std::size_t threads) {
-  ReadOrder order;
-  if (out.kind != MemoryKind::kHost || !out.is_c_contiguous() || threads < 2) return order;
-  if (out.num_elements() * out.dtype.size() < kMinFaultedOutputBytes) return order;
-  order.prefault = true;
-  const std::size_t ndim = plan.selection().axes.size();
-  if (ndim == 0 || plan.num_tasks() < threads) return order;
-  // Region strides: axes an integer selects have one position and take no bytes.
-  const std::vector<std::int64_t> strides =
-      NDView::c_strides(plan.region_shape(), out.dtype.size());
-  const auto first = plain_parts(plan.axis_split(0));
-  if (!first) return order;
-  std::size_t groups = first->size();
-  if (groups < threads && ndim >= 2 && static_cast<std::uint64_t>(strides[0]) % kFaultSpan == 0) {
-    const auto second = plain_parts(plan.axis_split(1));
-    if (!second) return order;
-    std::size_t runs = 0;
-    for (std::size_t m = 0; m < second->size(); ++m) {
-      const std::uint64_t end = (*second)[m].second * static_cast<std::uint64_t>(strides[1]);
-      if (m + 1 == second->size() || end % kFaultSpan == 0) ++runs;
-    }
-    groups *= runs;
-  }
-  if (groups < threads) return order;
-  order.prefault = false;
-  order.groups = groups;
-  return order;
-}
-
-void prefault_output(const NDView& out) {
-  constexpr std::uintptr_t kPage = 4096;
-  if (out.kind != MemoryKind::kHost || !out.is_c_contiguous()) return;
-  const std::uint64_t bytes = out.num_elements() * out.dtype.size();
-  ThreadPool& pool = shared_thread_pool();
-  if (bytes < kMinFaultedOutputBytes || pool.size() < 2) return;
-  const std::size_t slabs = pool.size() * 4;
-  const auto base = reinterpret_cast<std::uintptr_t>(out.data);
-  pool.parallel_for(slabs, [&](std::size_t s) {
-    // Whole pages only: a page shared by two slabs is touched by the first that gets there.
-    const std::uintptr_t begin = (base + bytes * s / slabs + kPage - 1) & ~(kPage - 1);
-    const std::uintptr_t end = (base + bytes * (s + 1) / slabs + kPage - 1) & ~(kPage - 1);
-    if (begin >= end) return;
-#ifdef MADV_POPULATE_WRITE
-    if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0) return;
-#endif
-    // Older kernels: an atomic "or 0" into each page's first byte faults it in for writing
-    // without changing it.
-    for (std::uintptr_t p = begin; p < end; p += kPage) {
-      __atomic_fetch_or(reinterpret_cast<unsigned char*>(p), static_cast<unsigned char>(0), __ATOMIC_RELAXED);
-    }
-  });
-}
-
 void read_in_fetched_windows(const std::shared_ptr<Store>& store, const ArrayMetadata& m, const NDView& region,
                              std::size_t num_tasks, std::string_view context,
                              const std::function<std::string(std::size_t)>& key_of,
@@ -430,6 +358,7 @@ void read_chunk_task(const ChunkReadRequest& r, const std::string& key, const Ch
   MutableByteView block;
   if (direct) {
     block = MutableByteView(r.region.data + task_region_offset(task, r.region.byte_strides), to_size(r.chunk_bytes));
+    if (r.faults != nullptr) r.faults->before_write(block.data(), block.data() + block.size());
   }
   if (r.raw) {
     if (!direct) {
@@ -438,12 +367,12 @@ void read_chunk_task(const ChunkReadRequest& r, const std::string& key, const Ch
     }
     const ByteRange whole = ByteRange::range(0, r.chunk_bytes);
     const std::optional<std::uint64_t> stored = r.store.read_into(key, std::span(&whole, 1), std::span(&block, 1));
-    if (!stored) return fill_task_region(task, r.region.data, r.region.byte_strides, r.fill);
+    if (!stored) return fill_task(r, task);
     if (*stored != r.chunk_bytes) fail_raw_size(r, *stored);
     return;
   }
   const std::optional<Buffer> encoded = r.store.get(key, BufferPrototype::host());
-  if (!encoded) return fill_task_region(task, r.region.data, r.region.byte_strides, r.fill);
+  if (!encoded) return fill_task(r, task);
   if (direct) {
     if (r.metadata.codecs->decode_into(encoded->view(), r.spec, block)) return;
   } else {
@@ -451,6 +380,7 @@ void read_chunk_task(const ChunkReadRequest& r, const std::string& key, const Ch
     // Otherwise decode into one (reused) buffer, then copy what is selected.
     Buffer chunk = Buffer::allocate(to_size(r.chunk_bytes));
     if (r.metadata.codecs->decode_into(encoded->view(), r.spec, chunk.mutable_view())) {
+      fault_task_span(r, task);
       copy_chunk_to_region(task, chunk.data(), r.chunk_strides, r.region.data, r.region.byte_strides,
                            r.metadata.dtype.size());
       return;

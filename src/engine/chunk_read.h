@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "engine/indexer.h"
+#include "engine/output_faults.h"
 #include "zarrkit/codec.h"
 #include "zarrkit/metadata.h"
 #include "zarrkit/store.h"
@@ -42,37 +43,9 @@ struct ChunkReadRequest {
   std::uint64_t chunk_bytes = 0;
   ByteView fill;
   bool raw = false;  // the chain stores raw bytes (CodecChain::stores_raw_bytes)
+  // Where set, the output's pages are faulted in through it just before they are written.
+  OutputFaults* faults = nullptr;
 };
-
-// Faults in the pages of a large C-contiguous host output before the chunks are read into
-// it, each pool thread taking one contiguous slab. Chunks narrower than the array write
-// rows scattered through the output, so several threads would otherwise fault the same
-// (huge) pages at once and wait on each other: at 16 threads, reading 2 GiB took 196 ms
-// into fresh memory and 73 ms into memory already faulted in. The values are not changed.
-void prefault_output(const NDView& out);
-
-// The order in which the pool takes the chunk tasks of a read into a large C-contiguous
-// host output, and whether the output is faulted in first.
-//
-// Tasks come in C order over the chunk grid, the output's own order, so tasks that run at
-// once write to the same pages, and at 16 threads threads then fault the same (huge) pages
-// together: each zeroes a page and all but one throw theirs away. Where the tasks fall
-// into at least as many groups writing to pages of their own (whole 2 MiB spans) as the
-// pool has threads, the tasks are taken one from each group in turn: the threads run in
-// different groups, and each faults the pages it writes while it reads, as numpy.memmap +
-// copy's threads do. Otherwise the output is faulted in first (prefault_output), then the
-// tasks are taken in C order. The groups: the chunks of one index along the first axis
-// (a slab of whole rows of the output), or, where there are fewer of those than threads and
-// the rows of the first axis are whole 2 MiB spans, runs of chunks along the second axis
-// that end on 2 MiB boundaries of each row. Small outputs (below 64 MiB), other layouts and
-// list selections keep C order without faulting.
-struct ReadOrder {
-  bool prefault = false;
-  std::size_t groups = 0;  // 0: C order
-  // The task to run as the i-th of n taken.
-  std::size_t task(std::size_t i, std::size_t n) const;
-};
-ReadOrder plan_read_order(const ChunkPlan& plan, const NDView& out, std::size_t threads);
 
 // Reads the task's elements of the chunk stored at `key` into the request's region.
 void read_chunk_task(const ChunkReadRequest& request, const std::string& key, const ChunkTask& task);

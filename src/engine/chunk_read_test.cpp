@@ -317,104 +317,49 @@ TEST(ChunkRead, WholeShardsFromStoresThatBatchGetsAreFetchedInWindowsAndPartsRea
   }
 }
 
-TEST(ChunkRead, PrefaultingTheOutputKeepsItsValues) {
-  // 80 MiB (above the 64 MiB threshold), not page aligned, with values in place already.
-  const Shape shape = {5, 1024, 1024 * 4 + 3};
-  std::vector<std::uint32_t> storage(5 * 1024 * (1024 * 4 + 3) + 1);
-  for (std::size_t i = 0; i < storage.size(); i += 997) storage[i] = static_cast<std::uint32_t>(i);
-  const std::vector<std::uint32_t> before = storage;
-  const NDView out{reinterpret_cast<std::byte*>(storage.data() + 1), shape, NDView::c_strides(shape, 4),
-                   DataType::uint_(32)};
-  prefault_output(out);
-  EXPECT_EQ(storage, before);
-}
-
-TEST(ChunkRead, ReadOrderTakesEveryTaskOnceOneFromEachGroupInTurn) {
-  for (const std::size_t n : {1, 5, 16, 17, 128, 131}) {
-    for (const std::size_t groups : {0, 1, 2, 3, 16}) {
-      SCOPED_TRACE(fmt::format("{} tasks, {} groups", n, groups));
-      const ReadOrder order{false, groups};
-      std::vector<std::size_t> taken;
-      for (std::size_t i = 0; i < n; ++i) taken.push_back(order.task(i, n));
-      std::sort(taken.begin(), taken.end());
-      std::vector<std::size_t> all(n);
-      std::iota(all.begin(), all.end(), std::size_t{0});
-      EXPECT_EQ(taken, all);
-    }
-  }
-  auto sequence = [](std::size_t groups, std::size_t n) {
-    std::vector<std::size_t> out;
-    for (std::size_t i = 0; i < n; ++i) out.push_back(ReadOrder{false, groups}.task(i, n));
-    return out;
-  };
-  EXPECT_EQ(sequence(2, 8), (std::vector<std::size_t>{0, 4, 1, 5, 2, 6, 3, 7}));
-  EXPECT_EQ(sequence(3, 7), (std::vector<std::size_t>{0, 3, 5, 1, 4, 6, 2}));  // groups of 3, 2, 2
-  EXPECT_EQ(sequence(0, 4), (std::vector<std::size_t>{0, 1, 2, 3}));
-}
-
-TEST(ChunkRead, LargeOutputsAreReadInGroupsWritingPagesOfTheirOwnOrFaultedInFirst) {
-  // plan_read_order looks at the output's shape and layout only: no memory behind it.
-  auto order_for = [](const Shape& shape, const Shape& chunks, const DataType& dtype, std::size_t threads,
-                      const Selection& sel = Selection{}) {
-    const ChunkPlan plan(shape, chunks, sel);
-    const NDView out{reinterpret_cast<std::byte*>(std::uintptr_t{1} << 40), plan.output_shape(),
-                     NDView::c_strides(plan.output_shape(), dtype.size()), dtype};
-    return plan_read_order(plan, out, threads);
-  };
-  const DataType f32 = DataType::float_(32), u16 = DataType::uint_(16);
-  // S3 at full size: 8 slabs of 64 rows of 4 MiB; each row split in two 2 MiB halves by
-  // pairs of chunks along the second axis: 16 groups of 8 tasks.
-  ReadOrder s3 = order_for({512, 1024, 1024}, {64, 256, 256}, f32, 16);
-  EXPECT_FALSE(s3.prefault);
-  EXPECT_EQ(s3.groups, 16u);
-  std::vector<std::size_t> first;
-  for (std::size_t i = 0; i < 4; ++i) first.push_back(s3.task(i, 128));
-  EXPECT_EQ(first, (std::vector<std::size_t>{0, 8, 16, 24}));
-  s3 = order_for({512, 1024, 1024}, {64, 256, 256}, f32, 2);  // the slabs are enough
-  EXPECT_FALSE(s3.prefault);
-  EXPECT_EQ(s3.groups, 8u);
-  // S1 at full size: 4 slabs whose rows of 2 MiB hold a quarter of four chunks each, and
-  // S2 (rows of 1 MiB): faulted in first at 16 threads; S1's slabs do for 4 threads.
-  EXPECT_EQ(order_for({1024, 1024, 1024}, {256, 256, 256}, u16, 16).prefault, true);
-  EXPECT_EQ(order_for({1024, 1024, 1024}, {256, 256, 256}, u16, 16).groups, 0u);
-  EXPECT_EQ(order_for({1024, 1024, 512}, {256, 256, 256}, u16, 16).prefault, true);
-  EXPECT_EQ(order_for({1024, 1024, 1024}, {256, 256, 256}, u16, 4).groups, 4u);
-  // A part of S3 (rows 1 to 500): still groups of whole 2 MiB halves of rows.
-  EXPECT_EQ(order_for({512, 1024, 1024}, {64, 256, 256}, f32, 16, Selection{Slice{1, 500, 1}}).groups, 16u);
-  // Small outputs, one thread, a list selection, and outputs without room for a 2 MiB span.
-  EXPECT_EQ(order_for({64, 256, 256}, {16, 64, 64}, u16, 16).prefault, false);
-  EXPECT_EQ(order_for({64, 256, 256}, {16, 64, 64}, u16, 16).groups, 0u);
-  EXPECT_EQ(order_for({512, 1024, 1024}, {64, 256, 256}, f32, 1).prefault, false);
-  std::vector<std::int64_t> backwards(20);  // 80 MiB of rows, the output walking the array backwards
-  std::iota(backwards.rbegin(), backwards.rend(), std::int64_t{100});
-  const ReadOrder listed = order_for({512, 1024, 1024}, {64, 256, 256}, f32, 16, Selection{IndexArray{backwards}});
-  EXPECT_TRUE(listed.prefault);
-  EXPECT_EQ(listed.groups, 0u);
-}
-
-TEST(ChunkRead, ReadsInGroupsGiveTheValues) {
-  // 64 MiB of uint32 in 8 slabs of chunks: read in groups with four threads.
+TEST(ChunkRead, LargeOutputsFaultedInAsTheyAreWrittenGetTheValues) {
+  // 64 MiB of uint32 read with four threads, the output's pages faulted in span by span as
+  // the tasks write them (output_faults.h): chunks in 8 slabs (taken one from each slab in
+  // turn), and chunks of one slab (in C order); raw, compressed (in pieces), sharded, and a
+  // missing chunk (the fill value).
   ScopedConfig threads([](Config& c) { c.num_threads = 4; });
   TempDir dir;
   auto store = LocalStore::open(dir.path() / "a.zarr");
-  for (const json& codecs : {json::array({bytes_codec("little")}), json::array({bytes_codec("little"), kZstd})}) {
-    SCOPED_TRACE(codecs.dump());
-    ArraySpec spec;
-    spec.shape = {16, 1024, 1024};
-    spec.chunks = {2, 512, 256};
-    spec.dtype = DataType::uint_(32);
-    spec.codecs = codecs;
-    Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
-    std::vector<std::uint32_t> values(16 * 1024 * 1024);
-    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i * 2654435761u >> 7);
-    const NDView source{reinterpret_cast<std::byte*>(values.data()), spec.shape, NDView::c_strides(spec.shape, 4),
-                        spec.dtype};
-    array.write(Selection{}, source);
-    const ChunkPlan plan(spec.shape, spec.chunks, Selection{});
-    ASSERT_EQ(plan_read_order(plan, source, 4).groups, 8u);
-    const NDBuffer got = array.read(Selection{});
-    ASSERT_EQ(got.nbytes(), values.size() * 4);
-    EXPECT_EQ(std::memcmp(got.data(), values.data(), got.nbytes()), 0);
+  std::vector<std::uint32_t> values(16 * 1024 * 1024);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i * 2654435761u >> 7);
+  const Shape shape = {16, 1024, 1024};
+  const NDView source{reinterpret_cast<std::byte*>(values.data()), shape, NDView::c_strides(shape, 4),
+                      DataType::uint_(32)};
+  for (const auto& [chunks, groups] : std::vector<std::pair<Shape, std::size_t>>{{{2, 512, 256}, 8}, {{16, 256, 256}, 0}}) {
+    for (const json& codecs : {json::array({bytes_codec("little")}), json::array({bytes_codec("little"), kZstd}),
+                               json::array({sharding({2, 128, 256}, json::array({bytes_codec("little"), kZstd}))})}) {
+      SCOPED_TRACE(fmt::format("chunks [{}], {}", fmt::join(chunks, ","), codecs.dump()));
+      ArraySpec spec;
+      spec.shape = shape;
+      spec.chunks = chunks;
+      spec.dtype = DataType::uint_(32);
+      spec.fill_value = 0;
+      spec.codecs = codecs;
+      Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+      array.write(Selection{}, source);
+      const ChunkPlan plan(spec.shape, spec.chunks, Selection{});
+      ASSERT_EQ(plan_read_order(plan, source, 4).groups, groups);  // output_faults.h
+      const NDBuffer got = array.read(Selection{});
+      ASSERT_EQ(got.nbytes(), values.size() * 4);
+      EXPECT_EQ(std::memcmp(got.data(), values.data(), got.nbytes()), 0);
+      // Without the last chunk: its elements read as the fill value.
+      store->erase(chunks[0] == 2 ? "x/c/7/1/3" : "x/c/0/3/3");
+      const NDBuffer partial = array.read(Selection{});
+      std::vector<std::uint32_t> expected = values;
+      const std::size_t last_plane = chunks[0] == 2 ? 14 : 0;
+      for (std::size_t z = last_plane; z < 16; ++z) {
+        for (std::size_t y = 1024 - chunks[1]; y < 1024; ++y) {
+          std::fill_n(expected.begin() + static_cast<std::ptrdiff_t>((z * 1024 + y) * 1024 + 1024 - chunks[2]),
+                      chunks[2], 0u);
+        }
+      }
+      EXPECT_EQ(std::memcmp(partial.data(), expected.data(), partial.nbytes()), 0);
+    }
   }
 }
 
