@@ -89,11 +89,15 @@ class ArrayToBytesCodec : public Codec {
 // scattered through the caller's output is then decoded through a small buffer that stays
 // in cache, each piece copied to its place, instead of through a chunk-sized buffer.
 //
+// The encoded bytes come from a ByteSource: in memory, or read a part at a time from the
+// store as decoding goes (Store::open_reader), so that neither the decoded nor the encoded
+// chunk is held whole.
+//
 // A reader reports trouble of any kind (corrupt or truncated data, more or fewer bytes than
 // expected, a frame it does not handle) by returning false and nothing else: the caller
 // then decodes the chunk whole (decode_into), which reports what is wrong with the data in
 // the words it always has. A reader is used on the thread that made it, before that thread
-// decodes anything else, and may keep pointers into the encoded bytes it was given.
+// decodes anything else.
 class PieceReader {
  public:
   virtual ~PieceReader() = default;
@@ -130,11 +134,12 @@ class BytesToBytesCodec : public Codec {
   virtual void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec& spec) const;
 
   // A reader of the `decoded_size` bytes `encoded` decodes to, piece by piece (see
-  // PieceReader); null where the codec cannot decode that way (the default) or where the
-  // data already shows that it does not decode to `decoded_size` bytes. Errors it throws are
-  // those decode_into would throw for the same data.
-  virtual std::unique_ptr<PieceReader> decode_pieces(ByteView encoded, std::uint64_t decoded_size,
-                                                     const ChunkSpec& spec) const {
+  // PieceReader); null where the codec cannot decode that way (the default), or not from
+  // this source, or where the data already shows that it does not decode to `decoded_size`
+  // bytes. Errors it throws are those decode_into would throw for the same bytes, or the
+  // source's own (a failed read).
+  virtual std::unique_ptr<PieceReader> decode_pieces(std::shared_ptr<ByteSource> encoded,
+                                                     std::uint64_t decoded_size, const ChunkSpec& spec) const {
     (void)encoded;
     (void)decoded_size;
     (void)spec;

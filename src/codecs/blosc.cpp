@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "codecs/blosc_pieces.h"
 #include "codecs/register.h"
 #include "core/checked_math.h"
 #include "zarrkit/codec_registry.h"
@@ -36,66 +37,6 @@ struct BloscSettings {
   std::size_t blocksize = 0;      // 0: blosc picks
   std::optional<int> v2_shuffle;  // the numcodecs value as written (-1 kept for round trips)
   std::optional<std::size_t> numcodecs_typesize;  // numcodecs forms may record one
-};
-
-// Decodes the blocks of a blosc frame (which are independent) a few at a time with
-// blosc_getitem into the pieces asked for (PieceReader in codec.h). Whole blocks go
-// straight into the piece; a block that a piece ends inside is decoded whole into a
-// buffer, and the next piece starts with the rest of it, so every block is decoded once.
-class BloscPieces final : public PieceReader {
- public:
-  BloscPieces(ByteView encoded, std::size_t nbytes, std::size_t typesize, std::size_t blocksize)
-      : encoded_(encoded), nbytes_(nbytes), typesize_(typesize), blocksize_(blocksize) {}
-
-  bool read(MutableByteView out) override {
-    if (out.size() > nbytes_ - pos_) return false;
-    std::size_t done = 0;
-    if (pos_ < held_end_) {  // the rest of the block the last piece ended in
-      done = std::min(out.size(), held_end_ - pos_);
-      std::memcpy(out.data(), held_.data() + (pos_ - held_begin_), done);
-      pos_ += done;
-    }
-    // pos_ is at a block's start now, or the piece is complete.
-    std::size_t whole = (out.size() - done) / blocksize_ * blocksize_;
-    if (pos_ + (out.size() - done) == nbytes_) whole = out.size() - done;  // the last block may be shorter
-    if (whole > 0) {
-      if (!get(pos_, whole, out.data() + done)) return false;
-      pos_ += whole;
-      done += whole;
-    }
-    if (done < out.size()) {
-      const std::size_t block = std::min(blocksize_, nbytes_ - pos_);
-      if (held_.empty()) held_ = Buffer::allocate(blocksize_);
-      if (!get(pos_, block, held_.data())) return false;
-      held_begin_ = pos_;
-      held_end_ = pos_ + block;
-      const std::size_t rest = out.size() - done;
-      std::memcpy(out.data() + done, held_.data(), rest);
-      pos_ += rest;
-    }
-    return true;
-  }
-  bool finish() override { return pos_ == nbytes_; }
-  std::uint64_t granularity() const override { return blocksize_; }
-
- private:
-  // Bytes [offset, offset + size) of the decoded frame: whole blocks, so whole items of the
-  // header's typesize, in which blosc_getitem counts. They fit an int: the header's sizes
-  // are at most BLOSC_MAX_BUFFERSIZE.
-  bool get(std::size_t offset, std::size_t size, std::byte* dest) const {
-    const int got = blosc_getitem(encoded_.data(), static_cast<int>(offset / typesize_),
-                                  static_cast<int>(size / typesize_), dest);
-    return got >= 0 && static_cast<std::size_t>(got) == size;
-  }
-
-  ByteView encoded_;
-  std::size_t nbytes_;
-  std::size_t typesize_;
-  std::size_t blocksize_;
-  std::size_t pos_ = 0;
-  Buffer held_;  // one decoded block, bytes [held_begin_, held_end_) of the frame
-  std::size_t held_begin_ = 0;
-  std::size_t held_end_ = 0;
 };
 
 class BloscCodec final : public BytesToBytesCodec {
@@ -139,56 +80,61 @@ class BloscCodec final : public BytesToBytesCodec {
   }
 
   Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec& spec) const override {
-    const std::size_t nbytes = checked_nbytes(encoded, decoded_size);
+    const std::size_t nbytes = checked_nbytes(encoded, encoded.size(), decoded_size);
     Buffer out = Buffer::allocate(nbytes);
     decompress(encoded, out.mutable_view());
     return out;
   }
 
   void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec&) const override {
-    checked_nbytes(encoded, SizeBound{out.size(), true});
+    checked_nbytes(encoded, encoded.size(), SizeBound{out.size(), true});
     decompress(encoded, out);
   }
 
-  std::unique_ptr<PieceReader> decode_pieces(ByteView encoded, std::uint64_t decoded_size,
+  std::unique_ptr<PieceReader> decode_pieces(std::shared_ptr<ByteSource> encoded, std::uint64_t decoded_size,
                                              const ChunkSpec&) const override {
     // The header's checks first, with decode_into's errors.
-    const std::size_t nbytes = checked_nbytes(encoded, SizeBound{decoded_size, true});
-    int version = 0, compressor_version = 0;
-    blosc_cbuffer_versions(encoded.data(), &version, &compressor_version);
-    std::size_t typesize = 0;
-    int flags = 0;
-    blosc_cbuffer_metainfo(encoded.data(), &typesize, &flags);
-    std::size_t header_nbytes = 0, header_cbytes = 0, blocksize = 0;
-    blosc_cbuffer_sizes(encoded.data(), &header_nbytes, &header_cbytes, &blocksize);
-    // Frames blosc_getitem takes, cut into whole items: anything else is decoded whole.
-    if (nbytes == 0 || version != BLOSC_VERSION_FORMAT || typesize == 0 || blocksize == 0 ||
-        blocksize % typesize != 0 || nbytes % typesize != 0) {
-      return nullptr;
+    std::array<std::byte, BLOSC_MIN_HEADER_LENGTH> read_header{};
+    const std::size_t size = to_size(encoded->size(), "blosc chunk size");
+    ByteView header;
+    if (const std::optional<ByteView> bytes = encoded->in_memory()) {
+      header = bytes->first(std::min<std::size_t>(bytes->size(), BLOSC_MIN_HEADER_LENGTH));
+    } else {
+      header = ByteView(read_header).first(encoded->read(0, read_header));
+      if (header.size() < std::min<std::size_t>(size, BLOSC_MIN_HEADER_LENGTH)) return nullptr;  // it shrank
     }
-    return std::make_unique<BloscPieces>(encoded, nbytes, typesize, blocksize);
+    blosc_pieces::Frame frame;
+    frame.nbytes = checked_nbytes(header, size, SizeBound{decoded_size, true});
+    std::size_t header_nbytes = 0;
+    blosc_cbuffer_sizes(header.data(), &header_nbytes, &frame.cbytes, &frame.blocksize);
+    blosc_cbuffer_metainfo(header.data(), &frame.typesize, &frame.flags);
+    int compressor_version = 0;
+    blosc_cbuffer_versions(header.data(), &frame.version, &compressor_version);
+    return blosc_pieces::make_reader(std::move(encoded), frame);
   }
 
  private:
   // The decoded size the header states, after checking the header against the data and
   // the bound.
-  static std::size_t checked_nbytes(ByteView encoded, SizeBound decoded_size) {
-    if (encoded.size() < BLOSC_MIN_HEADER_LENGTH) {
-      fail_data_loss("blosc chunk of {} bytes is shorter than the {}-byte blosc header", encoded.size(),
+  // `header` holds the chunk's first bytes (at least the header's, where it has as many),
+  // `size` is the chunk's.
+  static std::size_t checked_nbytes(ByteView header, std::size_t size, SizeBound decoded_size) {
+    if (size < BLOSC_MIN_HEADER_LENGTH) {
+      fail_data_loss("blosc chunk of {} bytes is shorter than the {}-byte blosc header", size,
                      BLOSC_MIN_HEADER_LENGTH);
     }
     std::size_t header_nbytes = 0, header_cbytes = 0, header_blocksize = 0;
-    blosc_cbuffer_sizes(encoded.data(), &header_nbytes, &header_cbytes, &header_blocksize);
+    blosc_cbuffer_sizes(header.data(), &header_nbytes, &header_cbytes, &header_blocksize);
     // blosc_decompress_ctx reads as many bytes as the header says: it must not say more
     // than we have. Bytes past its end are ignored, as other readers do.
-    if (header_cbytes > encoded.size()) {
+    if (header_cbytes > size) {
       fail_data_loss("blosc header says the chunk has {} compressed bytes, but only {} are present", header_cbytes,
-                     encoded.size());
+                     size);
     }
     std::size_t nbytes = 0;
-    if (blosc_cbuffer_validate(encoded.data(), header_cbytes, &nbytes) != 0) {
+    if (blosc_cbuffer_validate(header.data(), header_cbytes, &nbytes) != 0) {
       fail_data_loss("blosc chunk header is invalid (format version {}, {} compressed bytes, {} decompressed)",
-                     static_cast<int>(encoded[0]), header_cbytes, header_nbytes);
+                     static_cast<int>(header[0]), header_cbytes, header_nbytes);
     }
     if (decoded_size.exact ? nbytes != decoded_size.bytes : nbytes > decoded_size.bytes) {
       fail_data_loss("blosc header says the chunk decompresses to {} bytes, expected {} {}", nbytes,

@@ -212,6 +212,13 @@ TEST_F(ZstdTest, DecodesInPiecesOfAnySize) {
     EXPECT_TRUE(expect_pieces_agree(*codec, view(three), 3 * sample.size(), piece));
   }
   EXPECT_TRUE(expect_pieces_agree(*codec, view(from_hex(kSkippableFrame)), 0, 1));
+  // Read from a store, the frames come a part of 256 KiB at a time.
+  const auto source = std::make_shared<StreamedSource>(view(sized));
+  auto reader = codec->decode_pieces(source, data.size(), {});
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(read_in_pieces(*reader, data.size(), 65536), data);
+  EXPECT_LE(source->largest_read, std::size_t{256} << 10);
+  EXPECT_GE(source->reads, sized.size() / (256 << 10));
 }
 
 TEST_F(ZstdTest, PiecesRefuseWhatDecodeIntoRejects) {
@@ -221,10 +228,13 @@ TEST_F(ZstdTest, PiecesRefuseWhatDecodeIntoRejects) {
   const Bytes unsized = streaming_frame(data);
   Bytes checked = to_vector(v3({{"level", 3}, {"checksum", true}})->encode(view(data), {}));
   // Where the frames declare another size, or there are none, there is no reader at all.
-  EXPECT_EQ(codec->decode_pieces(view(sized), data.size() + 1, {}), nullptr);
-  EXPECT_EQ(codec->decode_pieces(view(sized), data.size() - 1, {}), nullptr);
-  EXPECT_EQ(codec->decode_pieces({}, 0, {}), nullptr);
-  expect_error<DataLossError>([&] { codec->decode_pieces(view(to_bytes("not zstd at all")), 100, {}); },
+  EXPECT_EQ(codec->decode_pieces(in_memory(view(sized)), data.size() + 1, {}), nullptr);
+  EXPECT_EQ(codec->decode_pieces(in_memory(view(sized)), data.size() - 1, {}), nullptr);
+  EXPECT_EQ(codec->decode_pieces(in_memory({}), 0, {}), nullptr);
+  // Read from a store, such sizes are found out while decoding.
+  EXPECT_FALSE(expect_pieces_agree(*codec, view(sized), data.size() + 1, 65536));
+  EXPECT_FALSE(expect_pieces_agree(*codec, view(sized), data.size() - 1, 65536));
+  expect_error<DataLossError>([&] { codec->decode_pieces(in_memory(view(to_bytes("not zstd at all"))), 100, {}); },
                               "corrupt zstd data");
   for (const std::size_t piece : {std::size_t{1000}, std::size_t{65536}}) {
     SCOPED_TRACE(piece);
@@ -245,14 +255,14 @@ TEST_F(ZstdTest, PiecesRefuseWhatDecodeIntoRejects) {
   }
   // A window larger than pieces allow (16 MiB): refused, and decode_into decodes it.
   const Bytes wide = streaming_frame(data, 3, 24);
-  auto reader = codec->decode_pieces(view(wide), data.size(), {});
+  auto reader = codec->decode_pieces(in_memory(view(wide)), data.size(), {});
   ASSERT_NE(reader, nullptr);
   EXPECT_EQ(read_in_pieces(*reader, data.size(), 65536), std::nullopt);
   Bytes out(data.size());
   codec->decode_into(view(wide), MutableByteView(out), {});
   EXPECT_EQ(out, data);
   // A reader left unfinished does not disturb the next one on this thread.
-  reader = codec->decode_pieces(view(unsized), data.size(), {});
+  reader = codec->decode_pieces(in_memory(view(unsized)), data.size(), {});
   ASSERT_TRUE(reader->read(MutableByteView(out).first(1000)));
   EXPECT_TRUE(expect_pieces_agree(*codec, view(sized), data.size(), 65536));
 }

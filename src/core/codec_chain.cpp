@@ -228,16 +228,25 @@ bool CodecChain::decode_into(ByteView encoded, const ChunkSpec& spec, MutableByt
   return true;
 }
 
-std::unique_ptr<PieceReader> CodecChain::decode_pieces(ByteView encoded, const ChunkSpec& spec) const {
+std::unique_ptr<PieceReader> CodecChain::decode_pieces(std::shared_ptr<ByteSource> encoded,
+                                                       const ChunkSpec& spec) const {
   if (!ab_ || !aa_.empty() || !ab_->decodes_in_place(spec)) return nullptr;
   // As decode_into: checksums at the end of the list cut their bytes off; before them,
   // exactly one compressor.
   std::size_t producers = bb_.size();
   while (producers > 0 && bb_[producers - 1]->decodes_to_view()) --producers;
   if (producers != 1) return nullptr;
-  ByteView bytes = encoded;
-  for (std::size_t i = bb_.size(); i-- > producers;) bytes = bb_[i]->decode_view(bytes, spec);
-  std::unique_ptr<PieceReader> pieces = bb_[0]->decode_pieces(bytes, checked_nbytes(spec.shape, spec.dtype), spec);
+  std::shared_ptr<ByteSource> bytes = std::move(encoded);
+  if (producers < bb_.size()) {
+    const std::optional<ByteView> whole = bytes->in_memory();
+    if (!whole) return nullptr;
+    ByteView checked = *whole;
+    for (std::size_t i = bb_.size(); i-- > producers;) checked = bb_[i]->decode_view(checked, spec);
+    // The checked part, kept alive by the source it lies in.
+    bytes = std::make_shared<MemorySource>(checked, bytes);
+  }
+  std::unique_ptr<PieceReader> pieces =
+      bb_[0]->decode_pieces(std::move(bytes), checked_nbytes(spec.shape, spec.dtype), spec);
   if (!pieces || ab_->is_identity(spec)) return pieces;
   return std::make_unique<InPlacePieces>(std::move(pieces), *ab_, spec);
 }

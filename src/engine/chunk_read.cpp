@@ -56,6 +56,15 @@ void decode_and_copy(const ChunkReadRequest& r, ByteView encoded, const ChunkTas
                        r.metadata.dtype.size());
 }
 
+// The chunk decoded whole into one (reused) buffer, then what the task selects copied.
+void decode_whole(const ChunkReadRequest& r, ByteView encoded, const ChunkTask& task) {
+  Buffer chunk = Buffer::allocate(to_size(r.chunk_bytes));
+  if (!r.metadata.codecs->decode_into(encoded, r.spec, chunk.mutable_view())) return decode_and_copy(r, encoded, task);
+  fault_task_span(r, task);
+  copy_chunk_to_region(task, chunk.data(), r.chunk_strides, r.region.data, r.region.byte_strides,
+                       r.metadata.dtype.size());
+}
+
 // An uncompressed chunk read in part: only the slabs the task's box needs.
 void read_raw_part(const ChunkReadRequest& r, const std::string& key, const ChunkTask& task) {
   const std::size_t ndim = task.axes.size();
@@ -167,17 +176,23 @@ bool read_raw_rows(const ChunkReadRequest& r, const std::string& key, const Chun
 constexpr std::uint64_t kPieceBytes = 256 << 10;
 constexpr std::uint64_t kMinPiecedChunkBytes = 4 * kPieceBytes;
 
-// Decodes the chunk piece by piece and copies the task's elements out of each piece.
-// Returns false where this does not apply, or when the reader refuses the data: the caller
-// then decodes the chunk whole, which overwrites whatever was copied and reports any error
-// in its own words. Tasks that select one box of the chunk only (one run per axis, walking
-// the chunk one index at a time: whole chunks, edge chunks, plain slices).
-bool decode_in_pieces(const ChunkReadRequest& r, ByteView encoded, const ChunkTask& task) {
+// Whether the chunk may be decoded in pieces for the task: large enough, and the task
+// selects one box of it (one run per axis, walking the chunk one index at a time: whole
+// chunks, edge chunks, plain slices).
+bool may_decode_in_pieces(const ChunkReadRequest& r, const ChunkTask& task) {
   if (r.chunk_bytes < kMinPiecedChunkBytes) return false;
   for (const AxisChunkPart& part : task.axes) {
     if (part.runs().size() != 1 || part.runs()[0].chunk_step != 1) return false;
   }
-  const std::unique_ptr<PieceReader> reader = r.metadata.codecs->decode_pieces(encoded, r.spec);
+  return true;
+}
+
+// Decodes the chunk piece by piece and copies the task's elements out of each piece.
+// Returns false where the chain cannot decode this chunk so, or when the reader refuses the
+// data: the caller then decodes the chunk whole, which overwrites whatever was copied and
+// reports any error in its own words.
+bool decode_in_pieces(const ChunkReadRequest& r, std::shared_ptr<ByteSource> encoded, const ChunkTask& task) {
+  const std::unique_ptr<PieceReader> reader = r.metadata.codecs->decode_pieces(std::move(encoded), r.spec);
   if (!reader) return false;
   const std::uint64_t want = std::max(kPieceBytes, reader->granularity());
   if (2 * want > r.chunk_bytes) return false;
@@ -371,22 +386,24 @@ void read_chunk_task(const ChunkReadRequest& r, const std::string& key, const Ch
     if (*stored != r.chunk_bytes) fail_raw_size(r, *stored);
     return;
   }
+  if (!direct && may_decode_in_pieces(r, task)) {
+    // Read from the store as the pieces are decoded: neither the encoded nor the decoded
+    // chunk is held whole where the store and the codecs allow it.
+    const std::shared_ptr<ByteSource> source = r.store.open_reader(key);
+    if (!source) return fill_task(r, task);
+    if (decode_in_pieces(r, source, task)) return;
+    // The whole value, from the same source (the value as it was when opened): in pieces
+    // from memory where a checksum needs all of it, else decoded whole.
+    if (const std::optional<ByteView> bytes = source->in_memory()) return decode_whole(r, *bytes, task);
+    Buffer bytes = Buffer::allocate(to_size(source->size()));
+    bytes.shrink(source->read(0, bytes.mutable_view()));
+    if (decode_in_pieces(r, std::make_shared<MemorySource>(bytes.view()), task)) return;
+    return decode_whole(r, bytes.view(), task);
+  }
   const std::optional<Buffer> encoded = r.store.get(key, BufferPrototype::host());
   if (!encoded) return fill_task(r, task);
-  if (direct) {
-    if (r.metadata.codecs->decode_into(encoded->view(), r.spec, block)) return;
-  } else {
-    if (decode_in_pieces(r, encoded->view(), task)) return;
-    // Otherwise decode into one (reused) buffer, then copy what is selected.
-    Buffer chunk = Buffer::allocate(to_size(r.chunk_bytes));
-    if (r.metadata.codecs->decode_into(encoded->view(), r.spec, chunk.mutable_view())) {
-      fault_task_span(r, task);
-      copy_chunk_to_region(task, chunk.data(), r.chunk_strides, r.region.data, r.region.byte_strides,
-                           r.metadata.dtype.size());
-      return;
-    }
-  }
-  decode_and_copy(r, encoded->view(), task);
+  if (direct && r.metadata.codecs->decode_into(encoded->view(), r.spec, block)) return;
+  decode_whole(r, encoded->view(), task);
 }
 
 }  // namespace zarrkit

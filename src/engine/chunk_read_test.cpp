@@ -427,10 +427,10 @@ class CountingZstd final : public BytesToBytesCodec {
     ++whole;
     zstd_->decode_into(encoded, out, spec);
   }
-  std::unique_ptr<PieceReader> decode_pieces(ByteView encoded, std::uint64_t decoded_size,
+  std::unique_ptr<PieceReader> decode_pieces(std::shared_ptr<ByteSource> encoded, std::uint64_t decoded_size,
                                              const ChunkSpec& spec) const override {
     ++pieces;
-    return zstd_->decode_pieces(encoded, decoded_size, spec);
+    return zstd_->decode_pieces(std::move(encoded), decoded_size, spec);
   }
   mutable std::atomic<int> whole{0};
   mutable std::atomic<int> pieces{0};
@@ -489,6 +489,86 @@ TEST(ChunkRead, LargeCompressedChunksNarrowerThanTheArrayAreDecodedInPieces) {
       ASSERT_EQ(std::vector<std::byte>(got.data(), got.data() + got.nbytes()),
                 reference_read(data, spec.shape, 2, strided));
       EXPECT_EQ(counting->whole, 12);
+    }
+  }
+}
+
+// A memory store whose values, opened for reading in parts, come a part at a time as from
+// a file (not said to be in memory). Counts whole gets and the largest part read.
+class PartReadingStore : public MemoryStore {
+ public:
+  std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype,
+                            std::optional<ByteRange> range) override {
+    if (!range) ++whole_gets;
+    return MemoryStore::get(key, prototype, range);
+  }
+  std::unique_ptr<ByteSource> open_reader(std::string_view key) override {
+    auto value = MemoryStore::get(key, BufferPrototype::host(), std::nullopt);
+    if (!value) return nullptr;
+    return std::make_unique<Parts>(*this, std::move(*value));
+  }
+  std::atomic<int> whole_gets{0};
+  std::atomic<std::size_t> largest_read{0};
+  std::atomic<std::size_t> bytes_read{0};
+
+ private:
+  class Parts final : public ByteSource {
+   public:
+    Parts(PartReadingStore& store, Buffer value) : store_(store), value_(std::move(value)) {}
+    std::uint64_t size() const override { return value_.size(); }
+    std::size_t read(std::uint64_t offset, MutableByteView dest) override {
+      std::size_t seen = store_.largest_read;
+      while (dest.size() > seen && !store_.largest_read.compare_exchange_weak(seen, dest.size())) {
+      }
+      const std::size_t n = std::min<std::uint64_t>(dest.size(), value_.size() - std::min<std::uint64_t>(offset, value_.size()));
+      if (n > 0) std::memcpy(dest.data(), value_.data() + offset, n);
+      store_.bytes_read += n;
+      return n;
+    }
+
+   private:
+    PartReadingStore& store_;
+    Buffer value_;
+  };
+};
+
+TEST(ChunkRead, LargeChunksAreReadFromTheStoreAPartAtATimeAsTheyAreDecoded) {
+  // Chunks of 2 MiB (uint16), a quarter of the array's rows each.
+  ArraySpec spec;
+  spec.shape = {4, 1024, 1024};
+  spec.chunks = {4, 512, 512};
+  spec.dtype = DataType::uint_(16);
+  std::vector<std::uint16_t> values(4 * 1024 * 1024);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint16_t>(i * 2654435761u >> 20);
+  const NDView source{reinterpret_cast<std::byte*>(values.data()), spec.shape, NDView::c_strides(spec.shape, 2),
+                      spec.dtype};
+  const json blosc_zstd = {{"name", "blosc"},
+                           {"configuration",
+                            {{"cname", "zstd"}, {"clevel", 1}, {"shuffle", "shuffle"}, {"typesize", 2}, {"blocksize", 65536}}}};
+  for (const json& codecs : {json::array({bytes_codec("little"), kZstd}), json::array({bytes_codec("little"), blosc_zstd}),
+                             json::array({bytes_codec("big"), kZstd, kCrc})}) {
+    SCOPED_TRACE(codecs.dump());
+    auto store = std::make_shared<PartReadingStore>();
+    spec.codecs = codecs;
+    Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+    array.write(Selection{}, source);
+    store->whole_gets = 0;
+    store->largest_read = 0;
+    store->bytes_read = 0;
+    const NDBuffer got = array.read(Selection{});
+    ASSERT_EQ(got.nbytes(), values.size() * 2);
+    EXPECT_EQ(std::memcmp(got.data(), values.data(), got.nbytes()), 0);
+    EXPECT_EQ(store->whole_gets, 0);  // every chunk through open_reader
+    std::size_t stored = 0;
+    for (const std::string& key : store->list("x/c")) stored += *store->size(key);
+    if (codecs.size() == 2) {
+      // Parts of at most 256 KiB (zstd) or a piece's blocks (blosc), each byte read once.
+      EXPECT_LE(store->largest_read, std::size_t{256} << 10);
+      // (blosc reads its 16-byte header twice: alone, then with the block offsets).
+      EXPECT_EQ(store->bytes_read, stored + (codecs[1]["name"] == "blosc" ? 4 * 16 : 0));
+    } else {
+      // The checksum covers the whole value: read whole, then decoded in pieces from memory.
+      EXPECT_EQ(store->bytes_read, stored);
     }
   }
 }
