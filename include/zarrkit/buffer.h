@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -75,6 +76,34 @@ class Buffer {
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   MemoryKind kind_ = MemoryKind::kHost;
+};
+
+// Bytes read a part at a time: a stored value read as it is decoded (Store::open_reader),
+// or bytes already in memory (MemorySource). Every read sees the same bytes.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual std::uint64_t size() const = 0;
+  // Copies bytes [offset, offset + dest.size()) into `dest`; returns how many there were
+  // (fewer where the bytes end first).
+  virtual std::size_t read(std::uint64_t offset, MutableByteView dest) = 0;
+  // All the bytes, where they are in host memory already (valid while the source lives).
+  virtual std::optional<ByteView> in_memory() const { return std::nullopt; }
+};
+
+// Bytes in host memory as a ByteSource; `owner` (a Buffer's, say) keeps them alive.
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(ByteView bytes, std::shared_ptr<const void> owner = nullptr)
+      : bytes_(bytes), owner_(std::move(owner)) {}
+  explicit MemorySource(Buffer buffer);
+  std::uint64_t size() const override { return bytes_.size(); }
+  std::size_t read(std::uint64_t offset, MutableByteView dest) override;
+  std::optional<ByteView> in_memory() const override { return bytes_; }
+
+ private:
+  ByteView bytes_;
+  std::shared_ptr<const void> owner_;
 };
 
 // Which memory a request wants. Cheap to copy.

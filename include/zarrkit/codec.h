@@ -67,9 +67,11 @@ class ArrayToBytesCodec : public Codec {
                           const BufferPrototype& prototype) const = 0;
 
   // Decoding into the caller's memory (CodecChain::decode_into). True when, for `spec`, the
-  // encoded form is the chunk's elements in C order up to a change made in place (bytes:
-  // the byte order); decode_in_place then makes that change to `bytes`, which holds
-  // exactly the encoded chunk. Codecs that build something else keep the default false.
+  // encoded form is the chunk's elements in C order up to a change made in place, element
+  // by element (bytes: the byte order); decode_in_place then makes that change to `bytes`,
+  // which holds exactly the encoded chunk, or whole elements of it with a one-axis `spec`
+  // of that many elements (CodecChain::decode_pieces). Codecs that build something else
+  // keep the default false.
   virtual bool decodes_in_place(const ChunkSpec& spec) const {
     (void)spec;
     return false;
@@ -80,6 +82,32 @@ class ArrayToBytesCodec : public Codec {
     (void)spec;
     return false;
   }
+};
+
+// The decoded bytes of one chunk, handed out piece by piece in order
+// (BytesToBytesCodec::decode_pieces, CodecChain::decode_pieces). A chunk whose elements lie
+// scattered through the caller's output is then decoded through a small buffer that stays
+// in cache, each piece copied to its place, instead of through a chunk-sized buffer.
+//
+// The encoded bytes come from a ByteSource: in memory, or read a part at a time from the
+// store as decoding goes (Store::open_reader), so that neither the decoded nor the encoded
+// chunk is held whole.
+//
+// A reader reports trouble of any kind (corrupt or truncated data, more or fewer bytes than
+// expected, a frame it does not handle) by returning false and nothing else: the caller
+// then decodes the chunk whole (decode_into), which reports what is wrong with the data in
+// the words it always has. A reader is used on the thread that made it, before that thread
+// decodes anything else.
+class PieceReader {
+ public:
+  virtual ~PieceReader() = default;
+  // Fills `out` with the next out.size() decoded bytes.
+  virtual bool read(MutableByteView out) = 0;
+  // After the last read: true when the data held exactly the bytes read, nothing more.
+  virtual bool finish() = 0;
+  // Pieces that are multiples of this many bytes, at offsets that are too, cost least
+  // (blosc: its block size, each block being decoded whole); 1 where any size will do.
+  virtual std::uint64_t granularity() const { return 1; }
 };
 
 // The decoded size a bytes->bytes decoder may produce.
@@ -104,6 +132,19 @@ class BytesToBytesCodec : public Codec {
   // decodes to anything else. The default decodes into a new buffer and copies it;
   // compressors override it to write straight into `out` (the caller's output array).
   virtual void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec& spec) const;
+
+  // A reader of the `decoded_size` bytes `encoded` decodes to, piece by piece (see
+  // PieceReader); null where the codec cannot decode that way (the default), or not from
+  // this source, or where the data already shows that it does not decode to `decoded_size`
+  // bytes. Errors it throws are those decode_into would throw for the same bytes, or the
+  // source's own (a failed read).
+  virtual std::unique_ptr<PieceReader> decode_pieces(std::shared_ptr<ByteSource> encoded,
+                                                     std::uint64_t decoded_size, const ChunkSpec& spec) const {
+    (void)encoded;
+    (void)decoded_size;
+    (void)spec;
+    return nullptr;
+  }
 
   // Codecs whose decoded bytes are a part of the encoded ones (checksums) return true
   // from decodes_to_view; decode_view then checks `encoded` and returns that part, without

@@ -31,6 +31,13 @@ class CodecChain {
   // done nothing, when the chain cannot (array->array codecs, an array->bytes codec other
   // than "bytes", two compressors in a row): then use decode() and copy.
   bool decode_into(ByteView encoded, const ChunkSpec& spec, MutableByteView out) const;
+  // A reader of the chunk's decoded bytes (C order, as decode_into writes them) piece by
+  // piece (PieceReader in codec.h), where the chain allows it: no array->array codecs, an
+  // array->bytes codec that decodes in place, and one compressor that decodes in pieces,
+  // followed only by checksums, which need the encoded bytes in memory. Null otherwise, or
+  // when the compressor cannot decode this data in pieces; use decode_into then. Pieces read
+  // must be whole elements. Checksums are checked here, with the errors decode_into gives.
+  std::unique_ptr<PieceReader> decode_pieces(std::shared_ptr<ByteSource> encoded, const ChunkSpec& spec) const;
   // True when the stored value is the chunk's elements in C order, unchanged (only a
   // "bytes" codec that needs no byte swap): a reader may read any part of it straight into
   // its output.

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -92,6 +93,11 @@ class Store {
   // whole value and copies the ranges; LocalStore preads into the destinations.
   virtual std::optional<std::uint64_t> read_into(std::string_view key, std::span<const ByteRange> ranges,
                                                  std::span<const MutableByteView> dests);
+  // The value of `key` opened for reading a part at a time (a large chunk decoded piece by
+  // piece without holding all of it), or null when it is absent. Every read sees the value
+  // as it was when opened. The default holds the whole value (get); LocalStore keeps the
+  // file open and reads it with pread.
+  virtual std::unique_ptr<ByteSource> open_reader(std::string_view key);
   virtual bool exists(std::string_view key);
   // Size in bytes of the value, nullopt if absent.
   virtual std::optional<std::uint64_t> size(std::string_view key);

@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "codecs/blosc_pieces.h"
 #include "codecs/register.h"
 #include "core/checked_math.h"
 #include "zarrkit/codec_registry.h"
@@ -77,37 +80,61 @@ class BloscCodec final : public BytesToBytesCodec {
   }
 
   Buffer decode(ByteView encoded, SizeBound decoded_size, const ChunkSpec& spec) const override {
-    const std::size_t nbytes = checked_nbytes(encoded, decoded_size);
+    const std::size_t nbytes = checked_nbytes(encoded, encoded.size(), decoded_size);
     Buffer out = Buffer::allocate(nbytes);
     decompress(encoded, out.mutable_view());
     return out;
   }
 
   void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec&) const override {
-    checked_nbytes(encoded, SizeBound{out.size(), true});
+    checked_nbytes(encoded, encoded.size(), SizeBound{out.size(), true});
     decompress(encoded, out);
+  }
+
+  std::unique_ptr<PieceReader> decode_pieces(std::shared_ptr<ByteSource> encoded, std::uint64_t decoded_size,
+                                             const ChunkSpec&) const override {
+    // The header's checks first, with decode_into's errors.
+    std::array<std::byte, BLOSC_MIN_HEADER_LENGTH> read_header{};
+    const std::size_t size = to_size(encoded->size(), "blosc chunk size");
+    ByteView header;
+    if (const std::optional<ByteView> bytes = encoded->in_memory()) {
+      header = bytes->first(std::min<std::size_t>(bytes->size(), BLOSC_MIN_HEADER_LENGTH));
+    } else {
+      header = ByteView(read_header).first(encoded->read(0, read_header));
+      if (header.size() < std::min<std::size_t>(size, BLOSC_MIN_HEADER_LENGTH)) return nullptr;  // it shrank
+    }
+    blosc_pieces::Frame frame;
+    frame.nbytes = checked_nbytes(header, size, SizeBound{decoded_size, true});
+    std::size_t header_nbytes = 0;
+    blosc_cbuffer_sizes(header.data(), &header_nbytes, &frame.cbytes, &frame.blocksize);
+    blosc_cbuffer_metainfo(header.data(), &frame.typesize, &frame.flags);
+    int compressor_version = 0;
+    blosc_cbuffer_versions(header.data(), &frame.version, &compressor_version);
+    return blosc_pieces::make_reader(std::move(encoded), frame);
   }
 
  private:
   // The decoded size the header states, after checking the header against the data and
   // the bound.
-  static std::size_t checked_nbytes(ByteView encoded, SizeBound decoded_size) {
-    if (encoded.size() < BLOSC_MIN_HEADER_LENGTH) {
-      fail_data_loss("blosc chunk of {} bytes is shorter than the {}-byte blosc header", encoded.size(),
+  // `header` holds the chunk's first bytes (at least the header's, where it has as many),
+  // `size` is the chunk's.
+  static std::size_t checked_nbytes(ByteView header, std::size_t size, SizeBound decoded_size) {
+    if (size < BLOSC_MIN_HEADER_LENGTH) {
+      fail_data_loss("blosc chunk of {} bytes is shorter than the {}-byte blosc header", size,
                      BLOSC_MIN_HEADER_LENGTH);
     }
     std::size_t header_nbytes = 0, header_cbytes = 0, header_blocksize = 0;
-    blosc_cbuffer_sizes(encoded.data(), &header_nbytes, &header_cbytes, &header_blocksize);
+    blosc_cbuffer_sizes(header.data(), &header_nbytes, &header_cbytes, &header_blocksize);
     // blosc_decompress_ctx reads as many bytes as the header says: it must not say more
     // than we have. Bytes past its end are ignored, as other readers do.
-    if (header_cbytes > encoded.size()) {
+    if (header_cbytes > size) {
       fail_data_loss("blosc header says the chunk has {} compressed bytes, but only {} are present", header_cbytes,
-                     encoded.size());
+                     size);
     }
     std::size_t nbytes = 0;
-    if (blosc_cbuffer_validate(encoded.data(), header_cbytes, &nbytes) != 0) {
+    if (blosc_cbuffer_validate(header.data(), header_cbytes, &nbytes) != 0) {
       fail_data_loss("blosc chunk header is invalid (format version {}, {} compressed bytes, {} decompressed)",
-                     static_cast<int>(encoded[0]), header_cbytes, header_nbytes);
+                     static_cast<int>(header[0]), header_cbytes, header_nbytes);
     }
     if (decoded_size.exact ? nbytes != decoded_size.bytes : nbytes > decoded_size.bytes) {
       fail_data_loss("blosc header says the chunk decompresses to {} bytes, expected {} {}", nbytes,

@@ -6,6 +6,7 @@
 #include <blosc.h>
 #include <gtest/gtest.h>
 
+#include "codecs/compressor_test_support.h"
 #include "codecs/register.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
@@ -355,6 +356,107 @@ TEST(BloscCodec, TypesizesBloscCannotShuffleByStillRoundTrip) {
     ASSERT_EQ(decoded.size(), 3000u);
     EXPECT_EQ(std::memcmp(decoded.data(), data.data(), 3000), 0);
   }
+}
+
+// int32 values that compress, `n` of them, as bytes.
+std::vector<std::byte> smooth_int32s(std::size_t n) {
+  std::vector<std::byte> out(n * 4);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto v = static_cast<std::int32_t>(1000 + (i / 50) % 300 + (i * 2654435761u >> 29));
+    std::memcpy(out.data() + 4 * i, &v, 4);
+  }
+  return out;
+}
+
+nlohmann::json blosc_config(const char* cname, const char* shuffle, int clevel, int blocksize) {
+  return {{"name", "blosc"},
+          {"configuration",
+           {{"cname", cname}, {"clevel", clevel}, {"shuffle", shuffle}, {"typesize", 4}, {"blocksize", blocksize}}}};
+}
+
+TEST(BloscCodec, DecodesInPiecesOfAnySize) {
+  // Blocks of 64 KiB asked for; sizes with and without a shorter last block; a frame stored
+  // as a plain copy (clevel 0).
+  for (const nlohmann::json& entry : {blosc_config("lz4", "shuffle", 5, 65536), blosc_config("zstd", "bitshuffle", 3, 65536),
+                                      blosc_config("blosclz", "noshuffle", 5, 65536), blosc_config("lz4", "shuffle", 0, 65536)}) {
+    const auto codec = make(entry);
+    for (const std::size_t n : {std::size_t{1} << 18, (std::size_t{1} << 18) + 3001}) {
+      SCOPED_TRACE(entry.dump() + " " + std::to_string(n) + " values");
+      const auto data = smooth_int32s(n);
+      const Buffer encoded = codec->encode(data, kSpec);
+      auto reader = codec->decode_pieces(testing::in_memory(encoded.view()), data.size(), kSpec);
+      ASSERT_NE(reader, nullptr);
+      std::size_t nbytes = 0, cbytes = 0, blocksize = 0;
+      blosc_cbuffer_sizes(encoded.data(), &nbytes, &cbytes, &blocksize);  // blosc may enlarge the blocks asked for
+      EXPECT_EQ(reader->granularity(), blocksize);
+      for (const std::size_t piece : {std::size_t{1}, std::size_t{4}, std::size_t{1000}, std::size_t{65536},
+                                      std::size_t{3 * 65536 + 5}, data.size()}) {
+        SCOPED_TRACE(piece);
+        ASSERT_TRUE(testing::expect_pieces_agree(*codec, encoded.view(), data.size(), piece));
+      }
+    }
+  }
+}
+
+TEST(BloscCodec, PiecesReadFromAStoreHoldAFewBlocksAtATime) {
+  const auto codec = make(blosc_config("zstd", "shuffle", 3, 16384));  // blocks of 16 KiB
+  const auto data = smooth_int32s(1 << 18);                             // 64 of them
+  const Buffer encoded = codec->encode(data, kSpec);
+  const auto source = std::make_shared<testing::StreamedSource>(encoded.view());
+  auto reader = codec->decode_pieces(source, data.size(), kSpec);
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(testing::read_in_pieces(*reader, data.size(), 65536), data);
+  // The header and block offsets once, then the bytes of four blocks (one piece) at a time.
+  EXPECT_LE(source->largest_read, 2 * 65536u);
+  EXPECT_GE(source->reads, 1 + data.size() / 65536);
+}
+
+TEST(BloscCodec, PiecesRefuseWhatDecodeIntoRejects) {
+  const auto codec = make(blosc_config("lz4", "shuffle", 5, 16384));
+  const auto data = smooth_int32s(100000);
+  const Buffer good = codec->encode(data, kSpec);
+  // The header's errors are decode_into's.
+  for (const bool streamed : {false, true}) {
+    auto source = [&](ByteView bytes) -> std::shared_ptr<ByteSource> {
+      if (streamed) return std::make_shared<testing::StreamedSource>(bytes);
+      return testing::in_memory(bytes);
+    };
+    testing::expect_error<DataLossError>([&] { codec->decode_pieces(source(good.view().first(10)), data.size(), kSpec); },
+                                         "shorter than the 16-byte blosc header");
+    testing::expect_error<DataLossError>([&] { codec->decode_pieces(source(good.view()), data.size() + 4, kSpec); },
+                                         "decompresses to");
+    testing::expect_error<DataLossError>(
+        [&] { codec->decode_pieces(source(good.view().first(good.size() - 1)), data.size(), kSpec); },
+        "compressed bytes, but only");
+  }
+  // Reading past the end, or finishing before it, is refused.
+  auto reader = codec->decode_pieces(testing::in_memory(good.view()), data.size(), kSpec);
+  std::vector<std::byte> out(data.size() + 4);
+  EXPECT_FALSE(reader->read(MutableByteView(out)));
+  EXPECT_TRUE(reader->read(MutableByteView(out).first(1000)));
+  EXPECT_FALSE(reader->finish());
+  // Corrupt blocks: whatever decode_into makes of them, pieces agree (or refuse).
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 300; ++trial) {
+    auto bad = std::vector<std::byte>(good.view().begin(), good.view().end());
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) bad[16 + rng() % (bad.size() - 16)] = static_cast<std::byte>(rng() & 0xff);
+    testing::expect_pieces_agree(*codec, bad, data.size(), 10000);
+  }
+  // The block offsets read from a store: out of order, or pointing into another block.
+  const std::size_t blocks = (data.size() + 16383) / 16384;
+  for (int trial = 0; trial < 200; ++trial) {
+    auto bad = std::vector<std::byte>(good.view().begin(), good.view().end());
+    bad[16 + rng() % (4 * blocks)] = static_cast<std::byte>(rng() & 0xff);
+    testing::expect_pieces_agree(*codec, bad, data.size(), 10000);
+  }
+  auto swapped = std::vector<std::byte>(good.view().begin(), good.view().end());
+  std::swap_ranges(swapped.begin() + 20, swapped.begin() + 24, swapped.begin() + 24);
+  EXPECT_EQ(codec->decode_pieces(std::make_shared<testing::StreamedSource>(swapped), data.size(), kSpec), nullptr);
+  // Sizes that are not whole items of the header's typesize go to decode_into.
+  const auto odd = std::vector<std::byte>(data.begin(), data.begin() + 4001);
+  const Buffer odd_encoded = codec->encode(odd, kSpec);
+  EXPECT_EQ(codec->decode_pieces(testing::in_memory(odd_encoded.view()), odd.size(), kSpec), nullptr);
 }
 
 TEST(BloscCodec, EmptyInputRoundTrips) {

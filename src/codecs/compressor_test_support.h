@@ -1,9 +1,11 @@
 // Helpers for the tests of the bytes->bytes codecs (gzip_test.cpp, zstd_test.cpp, ...).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -170,6 +172,76 @@ inline void expect_size_bounds_enforced(const BytesToBytesCodec& codec) {
   expect_error<DataLossError>([&] { codec.decode(encoded.view(), exact(data.size() + 1), spec); },
                               "expected exactly");
   expect_error<DataLossError>([&] { codec.decode(encoded.view(), exact(0), spec); }, "decoded size exceeds");
+}
+
+// Reads `reader` to its end in pieces of `piece` bytes (the last one shorter) and checks
+// its finish; nullopt when it refuses a read or the finish.
+inline std::optional<Bytes> read_in_pieces(PieceReader& reader, std::size_t total, std::size_t piece) {
+  Bytes out(total);
+  for (std::size_t at = 0; at < total; at += piece) {
+    if (!reader.read(MutableByteView(out.data() + at, std::min(piece, total - at)))) return std::nullopt;
+  }
+  if (!reader.finish()) return std::nullopt;
+  return out;
+}
+
+// Bytes held here but not said to be in memory, as a store's reader gives them: decoders
+// read them a part at a time. Counts the reads and the largest.
+class StreamedSource final : public ByteSource {
+ public:
+  explicit StreamedSource(ByteView bytes) : bytes_(bytes.begin(), bytes.end()) {}
+  std::uint64_t size() const override { return bytes_.size(); }
+  std::size_t read(std::uint64_t offset, MutableByteView dest) override {
+    ++reads;
+    largest_read = std::max(largest_read, dest.size());
+    if (offset >= bytes_.size()) return 0;
+    const std::size_t n = std::min<std::uint64_t>(dest.size(), bytes_.size() - offset);
+    std::copy_n(bytes_.begin() + static_cast<std::ptrdiff_t>(offset), n, dest.begin());
+    return n;
+  }
+  std::size_t reads = 0;
+  std::size_t largest_read = 0;
+
+ private:
+  Bytes bytes_;
+};
+
+inline std::shared_ptr<ByteSource> in_memory(ByteView bytes) { return std::make_shared<MemorySource>(bytes); }
+
+// Decoding `encoded` in pieces of `piece` bytes, from memory and read a part at a time,
+// agrees with decode_into for `size` bytes: the same bytes where both decode it, a refusal
+// (or decode_into's own error, word for word) where decode_into fails. Returns whether the
+// pieces decoded it from both sources.
+inline bool expect_pieces_agree(const BytesToBytesCodec& codec, ByteView encoded, std::size_t size,
+                                std::size_t piece) {
+  const ChunkSpec spec;
+  std::optional<Bytes> whole;
+  std::string error;
+  try {
+    Bytes out(size);
+    codec.decode_into(encoded, MutableByteView(out), spec);
+    whole = std::move(out);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  bool decoded = true;
+  for (const bool streamed : {false, true}) {
+    SCOPED_TRACE(streamed ? "read a part at a time" : "in memory");
+    std::optional<Bytes> pieces;
+    try {
+      const std::shared_ptr<ByteSource> source =
+          streamed ? std::shared_ptr<ByteSource>(std::make_shared<StreamedSource>(encoded)) : in_memory(encoded);
+      if (auto reader = codec.decode_pieces(source, size, spec)) pieces = read_in_pieces(*reader, size, piece);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.what(), error) << "decode_pieces may throw only what decode_into throws";
+    }
+    if (pieces) {
+      EXPECT_TRUE(whole.has_value()) << "pieces decoded data decode_into rejects: " << error;
+      EXPECT_TRUE(pieces == whole) << "pieces and decode_into decoded different bytes";
+    }
+    decoded = decoded && pieces.has_value();
+  }
+  return decoded;
 }
 
 // Round trips on empty, tiny, large compressible and incompressible data.

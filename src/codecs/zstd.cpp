@@ -5,6 +5,7 @@
 // Decoding accepts any sequence of frames, with or without content sizes: TensorStore and
 // the zstd tool write streaming frames without one. Declared sizes are never trusted for
 // allocation beyond the caller's bound.
+#include <algorithm>
 #include <memory>
 
 #include <zstd.h>
@@ -131,6 +132,89 @@ Buffer decode_streaming(ByteView input, BoundedOutput& out) {
   }
 }
 
+// The largest window a frame decoded in pieces may ask for. The streaming decoder keeps a
+// buffer of the window's size (2 MiB at the default level): a frame that needs more is
+// decoded whole instead (decode_into, which needs no window buffer).
+constexpr int kPieceWindowLogMax = 23;
+
+// A second decompression context per thread for decoding in pieces: it keeps its window
+// buffer between chunks, and its window limit differs from thread_dctx()'s.
+ZSTD_DCtx& thread_piece_dctx() {
+  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx;
+  if (!dctx) {
+    dctx.reset(ZSTD_createDCtx());
+    if (!dctx) fail_resource("zstd codec: cannot allocate a decompression context");
+    ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kPieceWindowLogMax);
+  }
+  ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_only);  // an unfinished chunk may have left state
+  return *dctx;
+}
+
+// Input read from a source not in memory comes in parts of this size.
+constexpr std::size_t kInputPart = 256 << 10;
+
+// Streams the frames of the encoded bytes into the pieces asked for (PieceReader in
+// codec.h), reading them from their source a part at a time where they are not in memory.
+class ZstdPieces final : public PieceReader {
+ public:
+  explicit ZstdPieces(std::shared_ptr<ByteSource> source)
+      : dctx_(thread_piece_dctx()), source_(std::move(source)), size_(source_->size()) {
+    if (const std::optional<ByteView> bytes = source_->in_memory()) {
+      in_ = {bytes->data(), bytes->size(), 0};
+      next_ = size_;
+    } else {
+      part_ = Buffer::allocate(std::min<std::uint64_t>(kInputPart, size_));
+    }
+  }
+
+  bool read(MutableByteView out) override {
+    ZSTD_outBuffer o{out.data(), out.size(), 0};
+    while (o.pos < o.size) {
+      if (in_.pos == in_.size) next_part();
+      const std::size_t taken = in_.pos, made = o.pos;
+      last_rc_ = ZSTD_decompressStream(&dctx_, &o, &in_);
+      if (ZSTD_isError(last_rc_)) return false;
+      // zstd flushes all it has decoded before it stops for input: room left with the
+      // input used up means the data ends before the bytes asked for.
+      if (o.pos < o.size && in_.pos == in_.size && next_ == size_) return false;
+      if (in_.pos == taken && o.pos == made) return false;  // no progress (zstd would say so later)
+    }
+    return true;
+  }
+
+  bool finish() override {
+    // Frame ends, checksums and skippable frames may follow the last byte read; a byte
+    // decoded now is one more than expected.
+    std::byte probe[1];
+    for (;;) {
+      if (in_.pos == in_.size) next_part();
+      if (last_rc_ == 0 && in_.pos == in_.size && next_ == size_) return true;
+      ZSTD_outBuffer o{probe, 1, 0};
+      const std::size_t taken = in_.pos;
+      last_rc_ = ZSTD_decompressStream(&dctx_, &o, &in_);
+      if (ZSTD_isError(last_rc_) || o.pos != 0) return false;
+      if (last_rc_ != 0 && in_.pos == taken) return false;  // a frame cut short
+    }
+  }
+
+ private:
+  // The next part of the input from the source, once all in hand is used.
+  void next_part() {
+    if (next_ >= size_) return;
+    const std::size_t n = source_->read(next_, part_.mutable_view().first(std::min<std::uint64_t>(part_.size(), size_ - next_)));
+    next_ = n == 0 ? size_ : next_ + n;  // a source that ends early ends the input
+    in_ = {part_.data(), n, 0};
+  }
+
+  ZSTD_DCtx& dctx_;
+  std::shared_ptr<ByteSource> source_;
+  std::uint64_t size_;
+  std::uint64_t next_ = 0;  // the source's bytes before this are in hand or used
+  Buffer part_;             // the part in hand, where the source is not in memory
+  ZSTD_inBuffer in_{nullptr, 0, 0};
+  std::size_t last_rc_ = 1;  // 0 when the last call ended a frame
+};
+
 class ZstdCodec final : public BytesToBytesCodec {
  public:
   ZstdCodec(int level, bool checksum) : level_(level), checksum_(checksum) {}
@@ -205,6 +289,18 @@ class ZstdCodec final : public BytesToBytesCodec {
       fail_decompress(rc, nullptr);
     }
     compressor_support::check_decoded_size(rc, exact, "zstd");
+  }
+
+  std::unique_ptr<PieceReader> decode_pieces(std::shared_ptr<ByteSource> encoded, std::uint64_t decoded_size,
+                                             const ChunkSpec&) const override {
+    if (encoded->size() == 0) return nullptr;  // decode_into says why
+    if (const std::optional<ByteView> bytes = encoded->in_memory()) {
+      // As decode_into: sizes the frames declare are checked before anything is decoded.
+      // (Read from a store, a frame of another size is found out while decoding it.)
+      const std::optional<std::uint64_t> declared = declared_size(*bytes);
+      if (declared && *declared != decoded_size) return nullptr;
+    }
+    return std::make_unique<ZstdPieces>(std::move(encoded));
   }
 
  private:

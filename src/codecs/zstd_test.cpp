@@ -44,9 +44,10 @@ constexpr std::string_view kCliStreamingFrame = "28b52ffd0458a500007068656c6c6f2
 constexpr std::string_view kSkippableFrame = "502a4d1803000000abcdef";
 
 // A frame without a content size, as TensorStore's streaming writer makes them.
-Bytes streaming_frame(const Bytes& data, int level = 3) {
+Bytes streaming_frame(const Bytes& data, int level = 3, int window_log = 0) {
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, window_log);  // 0: the level's
   Bytes out(ZSTD_compressBound(data.size()) + 64);
   ZSTD_inBuffer in{data.data(), data.size(), 0};
   ZSTD_outBuffer o{out.data(), out.size(), 0};
@@ -185,6 +186,85 @@ TEST_F(ZstdTest, EnforcesSizeBounds) {
   expect_error<DataLossError>([&] { decode(lying, ceiling(1 << 20)); }, "decoded size exceeds");
   expect_error<DataLossError>([&] { decode(lying, exact(840)); }, "decoded size exceeds");
   expect_error<DataLossError>([&] { decode({}, exact(0)); }, "empty");
+}
+
+TEST_F(ZstdTest, DecodesInPiecesOfAnySize) {
+  const auto codec = v3({{"level", 3}});
+  const Bytes data = concat(compressible_bytes(1 << 20), random_bytes(300000));
+  const Bytes sized = to_vector(codec->encode(view(data), {}));
+  const Bytes unsized = streaming_frame(data);
+  const Bytes checked = to_vector(v3({{"level", 3}, {"checksum", true}})->encode(view(data), {}));
+  // Two frames with a skippable one between them: the data twice.
+  const Bytes twice = concat(concat(sized, from_hex(kSkippableFrame)), unsized);
+  for (const auto& [frames, size] : std::vector<std::pair<Bytes, std::size_t>>{
+           {sized, data.size()}, {unsized, data.size()}, {checked, data.size()}, {twice, 2 * data.size()}}) {
+    for (const std::size_t piece : {std::size_t{4093}, std::size_t{65536}, std::size_t{100003}, size}) {
+      SCOPED_TRACE(piece);
+      EXPECT_TRUE(expect_pieces_agree(*codec, view(frames), size, piece));
+    }
+  }
+  // Pieces of one byte, and frames ending inside a piece.
+  const Bytes sample = reference_sample();
+  const Bytes three = concat(concat(from_hex(kNumcodecsLevel0), from_hex(kSkippableFrame)),
+                             concat(from_hex(kNumcodecsLevel3Checksum), from_hex(kNumcodecsLevelMinus5)));
+  for (const std::size_t piece : {std::size_t{1}, std::size_t{7}, std::size_t{839}, std::size_t{841}}) {
+    SCOPED_TRACE(piece);
+    EXPECT_TRUE(expect_pieces_agree(*codec, view(three), 3 * sample.size(), piece));
+  }
+  EXPECT_TRUE(expect_pieces_agree(*codec, view(from_hex(kSkippableFrame)), 0, 1));
+  // Read from a store, the frames come a part of 256 KiB at a time.
+  const auto source = std::make_shared<StreamedSource>(view(sized));
+  auto reader = codec->decode_pieces(source, data.size(), {});
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(read_in_pieces(*reader, data.size(), 65536), data);
+  EXPECT_LE(source->largest_read, std::size_t{256} << 10);
+  EXPECT_GE(source->reads, sized.size() / (256 << 10));
+}
+
+TEST_F(ZstdTest, PiecesRefuseWhatDecodeIntoRejects) {
+  const auto codec = v3({{"level", 3}});
+  const Bytes data = concat(compressible_bytes(300000), random_bytes(5000));
+  const Bytes sized = to_vector(codec->encode(view(data), {}));
+  const Bytes unsized = streaming_frame(data);
+  Bytes checked = to_vector(v3({{"level", 3}, {"checksum", true}})->encode(view(data), {}));
+  // Where the frames declare another size, or there are none, there is no reader at all.
+  EXPECT_EQ(codec->decode_pieces(in_memory(view(sized)), data.size() + 1, {}), nullptr);
+  EXPECT_EQ(codec->decode_pieces(in_memory(view(sized)), data.size() - 1, {}), nullptr);
+  EXPECT_EQ(codec->decode_pieces(in_memory({}), 0, {}), nullptr);
+  // Read from a store, such sizes are found out while decoding.
+  EXPECT_FALSE(expect_pieces_agree(*codec, view(sized), data.size() + 1, 65536));
+  EXPECT_FALSE(expect_pieces_agree(*codec, view(sized), data.size() - 1, 65536));
+  expect_error<DataLossError>([&] { codec->decode_pieces(in_memory(view(to_bytes("not zstd at all"))), 100, {}); },
+                              "corrupt zstd data");
+  for (const std::size_t piece : {std::size_t{1000}, std::size_t{65536}}) {
+    SCOPED_TRACE(piece);
+    // One byte more or fewer than an unsized frame holds.
+    EXPECT_FALSE(expect_pieces_agree(*codec, view(unsized), data.size() + 1, piece));
+    EXPECT_FALSE(expect_pieces_agree(*codec, view(unsized), data.size() - 1, piece));
+    // Cut short, followed by junk, or with a wrong checksum.
+    for (const Bytes* frame : {&sized, &unsized}) {
+      for (const std::size_t cut : {std::size_t{1}, std::size_t{4}, std::size_t{100}, frame->size() / 2}) {
+        EXPECT_FALSE(expect_pieces_agree(*codec, view(*frame).first(frame->size() - cut), data.size(), piece));
+      }
+      EXPECT_FALSE(expect_pieces_agree(*codec, view(concat(*frame, to_bytes("junk"))), data.size(), piece));
+      EXPECT_FALSE(expect_pieces_agree(*codec, view(concat(*frame, from_hex(kNumcodecsLevel0))), data.size(), piece));
+    }
+    checked.back() ^= std::byte{1};
+    EXPECT_FALSE(expect_pieces_agree(*codec, view(checked), data.size(), piece));
+    checked.back() ^= std::byte{1};
+  }
+  // A window larger than pieces allow (16 MiB): refused, and decode_into decodes it.
+  const Bytes wide = streaming_frame(data, 3, 24);
+  auto reader = codec->decode_pieces(in_memory(view(wide)), data.size(), {});
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(read_in_pieces(*reader, data.size(), 65536), std::nullopt);
+  Bytes out(data.size());
+  codec->decode_into(view(wide), MutableByteView(out), {});
+  EXPECT_EQ(out, data);
+  // A reader left unfinished does not disturb the next one on this thread.
+  reader = codec->decode_pieces(in_memory(view(unsized)), data.size(), {});
+  ASSERT_TRUE(reader->read(MutableByteView(out).first(1000)));
+  EXPECT_TRUE(expect_pieces_agree(*codec, view(sized), data.size(), 65536));
 }
 
 TEST_F(ZstdTest, RejectsBadConfiguration) {

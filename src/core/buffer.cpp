@@ -1,5 +1,6 @@
 #include "zarrkit/buffer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -107,6 +108,16 @@ Buffer Buffer::slice(std::size_t offset, std::size_t length) const {
   b.data_ = data_ + offset;
   b.size_ = length;
   return b;
+}
+
+MemorySource::MemorySource(Buffer buffer)
+    : bytes_(buffer.view()), owner_(std::make_shared<Buffer>(std::move(buffer))) {}
+
+std::size_t MemorySource::read(std::uint64_t offset, MutableByteView dest) {
+  if (offset >= bytes_.size()) return 0;
+  const std::size_t n = std::min<std::uint64_t>(dest.size(), bytes_.size() - offset);
+  if (n > 0) std::memcpy(dest.data(), bytes_.data() + offset, n);
+  return n;
 }
 
 void Buffer::shrink(std::size_t new_size) {

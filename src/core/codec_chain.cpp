@@ -77,6 +77,29 @@ SizeBound decode_bound(const std::optional<StageSize>& stage, std::uint64_t inpu
   return stage->bound;
 }
 
+// Makes the array->bytes codec's in-place change (the byte order) to each piece another
+// reader produces.
+class InPlacePieces final : public PieceReader {
+ public:
+  InPlacePieces(std::unique_ptr<PieceReader> inner, const ArrayToBytesCodec& codec, const ChunkSpec& spec)
+      : inner_(std::move(inner)), codec_(codec), piece_spec_{{0}, spec.dtype, spec.fill_value} {}
+
+  bool read(MutableByteView out) override {
+    const std::size_t itemsize = piece_spec_.dtype.size();
+    if (out.size() % itemsize != 0 || !inner_->read(out)) return false;
+    piece_spec_.shape[0] = out.size() / itemsize;
+    codec_.decode_in_place(out, piece_spec_);
+    return true;
+  }
+  bool finish() override { return inner_->finish(); }
+  std::uint64_t granularity() const override { return inner_->granularity(); }
+
+ private:
+  std::unique_ptr<PieceReader> inner_;
+  const ArrayToBytesCodec& codec_;
+  ChunkSpec piece_spec_;
+};
+
 }  // namespace
 
 CodecChain CodecChain::from_codecs(std::vector<std::shared_ptr<const Codec>> codecs) {
@@ -203,6 +226,29 @@ bool CodecChain::decode_into(ByteView encoded, const ChunkSpec& spec, MutableByt
   }
   ab_->decode_in_place(out, spec);
   return true;
+}
+
+std::unique_ptr<PieceReader> CodecChain::decode_pieces(std::shared_ptr<ByteSource> encoded,
+                                                       const ChunkSpec& spec) const {
+  if (!ab_ || !aa_.empty() || !ab_->decodes_in_place(spec)) return nullptr;
+  // As decode_into: checksums at the end of the list cut their bytes off; before them,
+  // exactly one compressor.
+  std::size_t producers = bb_.size();
+  while (producers > 0 && bb_[producers - 1]->decodes_to_view()) --producers;
+  if (producers != 1) return nullptr;
+  std::shared_ptr<ByteSource> bytes = std::move(encoded);
+  if (producers < bb_.size()) {
+    const std::optional<ByteView> whole = bytes->in_memory();
+    if (!whole) return nullptr;
+    ByteView checked = *whole;
+    for (std::size_t i = bb_.size(); i-- > producers;) checked = bb_[i]->decode_view(checked, spec);
+    // The checked part, kept alive by the source it lies in.
+    bytes = std::make_shared<MemorySource>(checked, bytes);
+  }
+  std::unique_ptr<PieceReader> pieces =
+      bb_[0]->decode_pieces(std::move(bytes), checked_nbytes(spec.shape, spec.dtype), spec);
+  if (!pieces || ab_->is_identity(spec)) return pieces;
+  return std::make_unique<InPlacePieces>(std::move(pieces), *ab_, spec);
 }
 
 bool CodecChain::stores_raw_bytes(const ChunkSpec& spec) const {

@@ -1,6 +1,8 @@
 #include "zarrkit/codec_chain.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -293,6 +295,84 @@ TEST(CodecChain, CorruptStoredBytesAreDataLoss) {
   // bytes alone: the size must be exact.
   const auto plain = CodecChain::from_v3_json(nlohmann::json::parse(R"(["bytes"])"), kI32, registry());
   EXPECT_THROW(plain.decode(encoded.view(), spec), DataLossError);
+}
+
+TEST(CodecChain, DecodePiecesGivesWhatDecodeIntoWritesWhereTheChainAllowsIt) {
+  auto chain_of = [](const char* json) {
+    return CodecChain::from_v3_json(nlohmann::json::parse(json), kI32, CodecRegistry::builtin());
+  };
+  const ChunkSpec spec = spec_of({64, 1000});
+  const NDBuffer chunk = counting(spec.shape);
+  const char* const big_endian_zstd_crc = R"([{"name":"bytes","configuration":{"endian":"big"}},"zstd","crc32c"])";
+  for (const char* json : {R"(["bytes","zstd"])", big_endian_zstd_crc,
+                           R"(["bytes",{"name":"blosc","configuration":{"cname":"lz4","typesize":4,"blocksize":16384}}])"}) {
+    SCOPED_TRACE(json);
+    const CodecChain chain = chain_of(json);
+    const Buffer encoded = chain.encode(chunk, spec);
+    std::vector<std::byte> whole(chunk.nbytes());
+    ASSERT_TRUE(chain.decode_into(encoded.view(), spec, whole));
+    const auto reader = chain.decode_pieces(std::make_shared<MemorySource>(encoded.view()), spec);
+    ASSERT_NE(reader, nullptr);
+    std::vector<std::byte> pieces(chunk.nbytes());
+    for (std::size_t at = 0; at < pieces.size(); at += 4000) {
+      ASSERT_TRUE(reader->read(MutableByteView(pieces).subspan(at, std::min<std::size_t>(4000, pieces.size() - at))));
+    }
+    EXPECT_TRUE(reader->finish());
+    EXPECT_EQ(pieces, whole);
+    EXPECT_EQ(std::memcmp(pieces.data(), chunk.data(), chunk.nbytes()), 0);
+  }
+  // Elements whose byte order changes are swapped whole, so pieces must hold whole ones.
+  const CodecChain swapped = chain_of(big_endian_zstd_crc);
+  Buffer encoded = swapped.encode(chunk, spec);
+  std::vector<std::byte> out(6);
+  EXPECT_FALSE(swapped.decode_pieces(std::make_shared<MemorySource>(encoded.view()), spec)
+                   ->read(MutableByteView(out).first(3)));
+  // A wrong checksum is decode_into's error, word for word.
+  encoded.data()[encoded.size() - 1] ^= std::byte{1};
+  std::string whole_error, pieces_error;
+  std::vector<std::byte> room(chunk.nbytes());
+  try {
+    swapped.decode_into(encoded.view(), spec, room);
+  } catch (const DataLossError& e) {
+    whole_error = e.what();
+  }
+  try {
+    swapped.decode_pieces(std::make_shared<MemorySource>(encoded.view()), spec);
+  } catch (const DataLossError& e) {
+    pieces_error = e.what();
+  }
+  EXPECT_FALSE(whole_error.empty());
+  EXPECT_EQ(pieces_error, whole_error);
+  // Read from a store, a chain that checks a checksum over all the bytes has no reader: the
+  // bytes must be in memory first.
+  class FromStore final : public ByteSource {
+   public:
+    explicit FromStore(ByteView bytes) : bytes_(bytes) {}
+    std::uint64_t size() const override { return bytes_.size(); }
+    std::size_t read(std::uint64_t offset, MutableByteView dest) override {
+      const std::size_t n = std::min<std::uint64_t>(dest.size(), bytes_.size() - std::min<std::uint64_t>(offset, bytes_.size()));
+      if (n > 0) std::memcpy(dest.data(), bytes_.data() + offset, n);
+      return n;
+    }
+
+   private:
+    ByteView bytes_;
+  };
+  const Buffer checked = swapped.encode(chunk, spec);
+  EXPECT_EQ(swapped.decode_pieces(std::make_shared<FromStore>(checked.view()), spec), nullptr);
+  const CodecChain unchecked = chain_of(R"(["bytes","zstd"])");
+  const Buffer plain = unchecked.encode(chunk, spec);
+  EXPECT_NE(unchecked.decode_pieces(std::make_shared<FromStore>(plain.view()), spec), nullptr);
+  // Chains without exactly one compressor that decodes in pieces (followed only by
+  // checksums) have no reader.
+  for (const char* json : {R"(["bytes"])", R"(["bytes","crc32c"])", R"(["bytes",{"name":"gzip","configuration":{"level":1}}])",
+                           R"(["bytes","zstd",{"name":"gzip","configuration":{"level":1}}])",
+                           R"(["bytes","crc32c","zstd"])",
+                           R"([{"name":"transpose","configuration":{"order":[1,0]}},"bytes","zstd"])"}) {
+    SCOPED_TRACE(json);
+    const CodecChain chain = chain_of(json);
+    EXPECT_EQ(chain.decode_pieces(std::make_shared<MemorySource>(chain.encode(chunk, spec)), spec), nullptr);
+  }
 }
 
 TEST(CodecChain, ValidateChecksEachCodecAgainstTheSpec) {

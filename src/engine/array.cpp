@@ -183,14 +183,23 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
                  m.fill_value.bytes().size(), m.dtype.name(), m.dtype.size());
   }
   const auto sharded = ShardIo::for_array(m);  // null unless sharding_indexed: see shard_io.h
-  prefault_output(out);  // chunk_read.h: large outputs, in parallel slabs
+  // Large outputs: pages faulted in just before they are written, tasks taken so that
+  // threads write to pages of their own where they can (output_faults.h).
+  const std::size_t threads = shared_thread_pool().size();
+  OutputFaults faults(out, threads);
 
   auto read_task = [&](const ChunkReadRequest& request, std::size_t index) {
     ChunkTask task;
     plan.task(index, task);
     const std::string key = m.chunk_key(task.chunk_coords);
     try {
-      if (sharded) return sharded->read(request.store, join_key(path_, key), task, region);
+      if (sharded) {
+        if (request.faults != nullptr && request.faults->active()) {
+          const auto [begin, end] = OutputFaults::task_span(task, region);
+          request.faults->before_write(begin, end);
+        }
+        return sharded->read(request.store, join_key(path_, key), task, region);
+      }
       read_chunk_task(request, join_key(path_, key), task);  // chunk_read.h: straight into `region` where it can
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(path_),
@@ -210,10 +219,14 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
       return join_key(path_, m.chunk_key(task.chunk_coords));
     };
     const std::string context = fmt::format("array '{}' in {}", display_path(path_), store_->describe());
+    faults.fault_all();  // fetched chunks are read in the order they arrive
     return read_fetched_as_they_arrive(store_, m, region, to_size(plan.num_tasks()), context, key_of, read_task);
   }
-  const ChunkReadRequest request(*store_, m, region);
-  shared_thread_pool().parallel_for(to_size(plan.num_tasks()), [&](std::size_t index) { read_task(request, index); });
+  ChunkReadRequest request(*store_, m, region);
+  request.faults = &faults;
+  const ReadOrder order = plan_read_order(plan, out, threads);
+  const std::size_t n = to_size(plan.num_tasks());
+  shared_thread_pool().parallel_for(n, [&](std::size_t i) { read_task(request, order.task(i, n)); });
 }
 
 void Array::write(const Selection& selection, const NDView& data) {

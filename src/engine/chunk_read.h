@@ -8,6 +8,9 @@
 //    part is read as byte ranges covering only what the task selects;
 //  - other chains: the encoded chunk is fetched, and decoded straight into the output when
 //    the chunk fills its part of the output in its own layout (CodecChain::decode_into);
+//  - a large compressed chunk whose elements land in the output as scattered pieces (one
+//    narrower than the array) is decoded piece by piece through a small buffer, each
+//    piece's elements copied out at once, where the codecs allow (CodecChain::decode_pieces);
 //  - otherwise the chunk is decoded into a buffer and its selected elements copied.
 //
 // Buffers come from the host allocator, whose chunk-sized blocks are reused per thread
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "engine/indexer.h"
+#include "engine/output_faults.h"
 #include "zarrkit/codec.h"
 #include "zarrkit/metadata.h"
 #include "zarrkit/store.h"
@@ -37,14 +41,9 @@ struct ChunkReadRequest {
   std::uint64_t chunk_bytes = 0;
   ByteView fill;
   bool raw = false;  // the chain stores raw bytes (CodecChain::stores_raw_bytes)
+  // Where set, the output's pages are faulted in through it just before they are written.
+  OutputFaults* faults = nullptr;
 };
-
-// Faults in the pages of a large C-contiguous host output before the chunks are read into
-// it, each pool thread taking one contiguous slab. Chunks narrower than the array write
-// rows scattered through the output, so several threads would otherwise fault the same
-// (huge) pages at once and wait on each other: at 16 threads, reading 2 GiB took 196 ms
-// into fresh memory and 73 ms into memory already faulted in. The values are not changed.
-void prefault_output(const NDView& out);
 
 // Reads the task's elements of the chunk stored at `key` into the request's region.
 void read_chunk_task(const ChunkReadRequest& request, const std::string& key, const ChunkTask& task);

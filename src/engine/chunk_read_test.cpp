@@ -20,6 +20,7 @@
 #include "stores/testing/temp_dir.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/selection.h"
 #include "zarrkit/stores/local_store.h"
@@ -213,16 +214,50 @@ TEST(ChunkRead, WholeRawChunksNarrowerThanTheArrayAreReadRowByRowIntoTheOutput) 
   EXPECT_EQ(store->ranges_per_call, std::vector<std::size_t>(12, 6));
 }
 
-TEST(ChunkRead, PrefaultingTheOutputKeepsItsValues) {
-  // 80 MiB (above the 64 MiB threshold), not page aligned, with values in place already.
-  const Shape shape = {5, 1024, 1024 * 4 + 3};
-  std::vector<std::uint32_t> storage(5 * 1024 * (1024 * 4 + 3) + 1);
-  for (std::size_t i = 0; i < storage.size(); i += 997) storage[i] = static_cast<std::uint32_t>(i);
-  const std::vector<std::uint32_t> before = storage;
-  const NDView out{reinterpret_cast<std::byte*>(storage.data() + 1), shape, NDView::c_strides(shape, 4),
-                   DataType::uint_(32)};
-  prefault_output(out);
-  EXPECT_EQ(storage, before);
+TEST(ChunkRead, LargeOutputsFaultedInAsTheyAreWrittenGetTheValues) {
+  // 64 MiB of uint32 read with four threads, the output's pages faulted in span by span as
+  // the tasks write them (output_faults.h): chunks in 8 slabs (taken one from each slab in
+  // turn), and chunks of one slab (in C order); raw, compressed (in pieces), sharded, and a
+  // missing chunk (the fill value).
+  ScopedConfig threads([](Config& c) { c.num_threads = 4; });
+  TempDir dir;
+  auto store = LocalStore::open(dir.path() / "a.zarr");
+  std::vector<std::uint32_t> values(16 * 1024 * 1024);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i * 2654435761u >> 7);
+  const Shape shape = {16, 1024, 1024};
+  const NDView source{reinterpret_cast<std::byte*>(values.data()), shape, NDView::c_strides(shape, 4),
+                      DataType::uint_(32)};
+  for (const auto& [chunks, groups] : std::vector<std::pair<Shape, std::size_t>>{{{2, 512, 256}, 8}, {{16, 256, 256}, 0}}) {
+    for (const json& codecs : {json::array({bytes_codec("little")}), json::array({bytes_codec("little"), kZstd}),
+                               json::array({sharding({2, 128, 256}, json::array({bytes_codec("little"), kZstd}))})}) {
+      SCOPED_TRACE(fmt::format("chunks [{}], {}", fmt::join(chunks, ","), codecs.dump()));
+      ArraySpec spec;
+      spec.shape = shape;
+      spec.chunks = chunks;
+      spec.dtype = DataType::uint_(32);
+      spec.fill_value = 0;
+      spec.codecs = codecs;
+      Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+      array.write(Selection{}, source);
+      const ChunkPlan plan(spec.shape, spec.chunks, Selection{});
+      ASSERT_EQ(plan_read_order(plan, source, 4).groups, groups);  // output_faults.h
+      const NDBuffer got = array.read(Selection{});
+      ASSERT_EQ(got.nbytes(), values.size() * 4);
+      EXPECT_EQ(std::memcmp(got.data(), values.data(), got.nbytes()), 0);
+      // Without the last chunk: its elements read as the fill value.
+      store->erase(chunks[0] == 2 ? "x/c/7/1/3" : "x/c/0/3/3");
+      const NDBuffer partial = array.read(Selection{});
+      std::vector<std::uint32_t> expected = values;
+      const std::size_t last_plane = chunks[0] == 2 ? 14 : 0;
+      for (std::size_t z = last_plane; z < 16; ++z) {
+        for (std::size_t y = 1024 - chunks[1]; y < 1024; ++y) {
+          std::fill_n(expected.begin() + static_cast<std::ptrdiff_t>((z * 1024 + y) * 1024 + 1024 - chunks[2]),
+                      chunks[2], 0u);
+        }
+      }
+      EXPECT_EQ(std::memcmp(partial.data(), expected.data(), partial.nbytes()), 0);
+    }
+  }
 }
 
 TEST(ChunkRead, RawChunksOfTheWrongSizeAreDataLossWholeOrInPart) {
@@ -269,6 +304,207 @@ TEST(ChunkRead, CompressedChunksThatDecodeToTheWrongSizeAreDataLoss) {
       const Buffer encoded = array.metadata().codecs->encode(chunk, other);
       store->set("x/c/0", encoded.view());
       EXPECT_THROW(array.read(Selection{}), DataLossError);
+    }
+  }
+}
+
+// zstd that counts how chunks are decoded: piece readers made, whole decodes.
+class CountingZstd final : public BytesToBytesCodec {
+ public:
+  CountingZstd()
+      : zstd_(std::dynamic_pointer_cast<const BytesToBytesCodec>(CodecRegistry::builtin().make_v3(kZstd, {}))) {}
+  std::string_view name() const override { return "test.counting_zstd"; }
+  nlohmann::json to_json() const override { return codec_json(name(), json::object()); }
+  Buffer encode(ByteView decoded, const ChunkSpec& spec) const override { return zstd_->encode(decoded, spec); }
+  Buffer decode(ByteView encoded, SizeBound bound, const ChunkSpec& spec) const override {
+    ++whole;
+    return zstd_->decode(encoded, bound, spec);
+  }
+  void decode_into(ByteView encoded, MutableByteView out, const ChunkSpec& spec) const override {
+    ++whole;
+    zstd_->decode_into(encoded, out, spec);
+  }
+  std::unique_ptr<PieceReader> decode_pieces(std::shared_ptr<ByteSource> encoded, std::uint64_t decoded_size,
+                                             const ChunkSpec& spec) const override {
+    ++pieces;
+    return zstd_->decode_pieces(std::move(encoded), decoded_size, spec);
+  }
+  mutable std::atomic<int> whole{0};
+  mutable std::atomic<int> pieces{0};
+
+ private:
+  std::shared_ptr<const BytesToBytesCodec> zstd_;
+};
+
+TEST(ChunkRead, LargeCompressedChunksNarrowerThanTheArrayAreDecodedInPieces) {
+  const auto counting = std::make_shared<CountingZstd>();
+  CodecRegistry registry;
+  register_builtin_codecs(registry);
+  registry.add_v3("test.counting_zstd", [counting](const json&, const CodecContext&) { return counting; });
+  // Chunks of 1 MiB (uint16), ragged at the array's edge on every axis: 12 chunks.
+  ArraySpec spec;
+  spec.shape = {5, 300, 1100};
+  spec.chunks = {4, 256, 512};
+  spec.dtype = DataType::uint_(16);
+  spec.fill_value = 7;
+  std::vector<std::uint16_t> values(5 * 300 * 1100);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint16_t>((i / 3) % 1000 + i % 7);
+  const std::vector<std::byte> data(reinterpret_cast<const std::byte*>(values.data()),
+                                    reinterpret_cast<const std::byte*>(values.data() + values.size()));
+  const NDView source{const_cast<std::byte*>(data.data()), spec.shape, NDView::c_strides(spec.shape, 2), spec.dtype};
+  const std::vector<Selection> boxes = {
+      Selection{Slice{1, 5, 1}, Slice{10, 290, 1}, Slice{500, 1100, 1}},
+      Selection{Slice{std::nullopt, std::nullopt, -1}, Slice{299, 3, -1}, Slice{1000, 20, -1}},  // backwards
+      Selection{2, Slice{}, Slice{255, 770, 1}},
+  };
+  for (const json& codecs : {json::array({bytes_codec("little"), {{"name", "test.counting_zstd"}}}),
+                             json::array({bytes_codec("big"), kZstd, kCrc}), json::array({bytes_codec("little"), blosc(2)}),
+                             json::array({bytes_codec("little"), {{"name", "blosc"},
+                                                                  {"configuration",
+                                                                   {{"cname", "zstd"}, {"clevel", 1}, {"shuffle", "bitshuffle"},
+                                                                    {"typesize", 2}, {"blocksize", 48 << 10}}}}})}) {
+    SCOPED_TRACE(codecs.dump());
+    auto store = MemoryStore::create();
+    spec.codecs = codecs;
+    Array array = Array::create(store, "x", make_array_metadata(spec, registry), true);
+    array.write(Selection{}, source);
+    counting->whole = 0;
+    counting->pieces = 0;
+    const NDBuffer whole = array.read(Selection{});
+    ASSERT_EQ(std::vector<std::byte>(whole.data(), whole.data() + whole.nbytes()), data);
+    for (const Selection& sel : boxes) {
+      SCOPED_TRACE(testing::describe_selection(sel));
+      const NDBuffer got = array.read(sel);
+      ASSERT_EQ(std::vector<std::byte>(got.data(), got.data() + got.nbytes()), reference_read(data, spec.shape, 2, sel));
+    }
+    if (codecs[1]["name"] == "test.counting_zstd") {
+      EXPECT_EQ(counting->pieces, 12 + 8 + 12 + 4);  // every chunk of every box
+      EXPECT_EQ(counting->whole, 0);
+      // Steps other than 1 select more than one box of a chunk: decoded whole.
+      const Selection strided{Slice{}, Slice{std::nullopt, std::nullopt, 2}, Slice{}};
+      const NDBuffer got = array.read(strided);
+      ASSERT_EQ(std::vector<std::byte>(got.data(), got.data() + got.nbytes()),
+                reference_read(data, spec.shape, 2, strided));
+      EXPECT_EQ(counting->whole, 12);
+    }
+  }
+}
+
+// A memory store whose values, opened for reading in parts, come a part at a time as from
+// a file (not said to be in memory). Counts whole gets and the largest part read.
+class PartReadingStore : public MemoryStore {
+ public:
+  std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype,
+                            std::optional<ByteRange> range) override {
+    if (!range) ++whole_gets;
+    return MemoryStore::get(key, prototype, range);
+  }
+  std::unique_ptr<ByteSource> open_reader(std::string_view key) override {
+    auto value = MemoryStore::get(key, BufferPrototype::host(), std::nullopt);
+    if (!value) return nullptr;
+    return std::make_unique<Parts>(*this, std::move(*value));
+  }
+  std::atomic<int> whole_gets{0};
+  std::atomic<std::size_t> largest_read{0};
+  std::atomic<std::size_t> bytes_read{0};
+
+ private:
+  class Parts final : public ByteSource {
+   public:
+    Parts(PartReadingStore& store, Buffer value) : store_(store), value_(std::move(value)) {}
+    std::uint64_t size() const override { return value_.size(); }
+    std::size_t read(std::uint64_t offset, MutableByteView dest) override {
+      std::size_t seen = store_.largest_read;
+      while (dest.size() > seen && !store_.largest_read.compare_exchange_weak(seen, dest.size())) {
+      }
+      const std::size_t n = std::min<std::uint64_t>(dest.size(), value_.size() - std::min<std::uint64_t>(offset, value_.size()));
+      if (n > 0) std::memcpy(dest.data(), value_.data() + offset, n);
+      store_.bytes_read += n;
+      return n;
+    }
+
+   private:
+    PartReadingStore& store_;
+    Buffer value_;
+  };
+};
+
+TEST(ChunkRead, LargeChunksAreReadFromTheStoreAPartAtATimeAsTheyAreDecoded) {
+  // Chunks of 2 MiB (uint16), a quarter of the array's rows each.
+  ArraySpec spec;
+  spec.shape = {4, 1024, 1024};
+  spec.chunks = {4, 512, 512};
+  spec.dtype = DataType::uint_(16);
+  std::vector<std::uint16_t> values(4 * 1024 * 1024);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint16_t>(i * 2654435761u >> 20);
+  const NDView source{reinterpret_cast<std::byte*>(values.data()), spec.shape, NDView::c_strides(spec.shape, 2),
+                      spec.dtype};
+  const json blosc_zstd = {{"name", "blosc"},
+                           {"configuration",
+                            {{"cname", "zstd"}, {"clevel", 1}, {"shuffle", "shuffle"}, {"typesize", 2}, {"blocksize", 65536}}}};
+  for (const json& codecs : {json::array({bytes_codec("little"), kZstd}), json::array({bytes_codec("little"), blosc_zstd}),
+                             json::array({bytes_codec("big"), kZstd, kCrc})}) {
+    SCOPED_TRACE(codecs.dump());
+    auto store = std::make_shared<PartReadingStore>();
+    spec.codecs = codecs;
+    Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+    array.write(Selection{}, source);
+    store->whole_gets = 0;
+    store->largest_read = 0;
+    store->bytes_read = 0;
+    const NDBuffer got = array.read(Selection{});
+    ASSERT_EQ(got.nbytes(), values.size() * 2);
+    EXPECT_EQ(std::memcmp(got.data(), values.data(), got.nbytes()), 0);
+    EXPECT_EQ(store->whole_gets, 0);  // every chunk through open_reader
+    std::size_t stored = 0;
+    for (const std::string& key : store->list("x/c")) stored += *store->size(key);
+    if (codecs.size() == 2) {
+      // Parts of at most 256 KiB (zstd) or a piece's blocks (blosc), each byte read once.
+      EXPECT_LE(store->largest_read, std::size_t{256} << 10);
+      // (blosc reads its 16-byte header twice: alone, then with the block offsets).
+      EXPECT_EQ(store->bytes_read, stored + (codecs[1]["name"] == "blosc" ? 4 * 16 : 0));
+    } else {
+      // The checksum covers the whole value: read whole, then decoded in pieces from memory.
+      EXPECT_EQ(store->bytes_read, stored);
+    }
+  }
+}
+
+TEST(ChunkRead, ChunksTheirPiecesRefuseAreDecodedWholeWithTheSameErrors) {
+  auto store = MemoryStore::create();
+  ArraySpec spec;
+  spec.shape = {4, 1024, 1024};
+  spec.chunks = {4, 512, 512};  // 2 MiB of uint16, a quarter of each row of the array
+  spec.dtype = DataType::uint_(16);
+  spec.codecs = json::array({bytes_codec("little"), kZstd});
+  Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()), true);
+  std::vector<std::uint16_t> values(4 * 512 * 512);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint16_t>(i % 4099);
+  const Shape chunk_shape = spec.chunks;
+  array.write(Selection{Slice{}, Slice{0, 512, 1}, Slice{0, 512, 1}},
+              NDView{reinterpret_cast<std::byte*>(values.data()), chunk_shape, NDView::c_strides(chunk_shape, 2),
+                     spec.dtype});
+  const Buffer stored = *store->get("x/c/0/0/0");
+  const auto zstd = std::dynamic_pointer_cast<const BytesToBytesCodec>(CodecRegistry::builtin().make_v3(kZstd, {}));
+  std::vector<std::byte> room(values.size() * 2);
+  // Cut short, followed by junk: the array's error carries decode_into's words.
+  std::vector<std::byte> junk(stored.view().begin(), stored.view().end());
+  junk.push_back(std::byte{1});
+  for (const ByteView bad : {stored.view().first(stored.size() - 3), ByteView(junk)}) {
+    std::string expected;
+    try {
+      zstd->decode_into(bad, room, {});
+    } catch (const DataLossError& e) {
+      expected = e.what();
+    }
+    ASSERT_FALSE(expected.empty());
+    store->set("x/c/0/0/0", bad);
+    try {
+      array.read(Selection{});
+      ADD_FAILURE() << "no error";
+    } catch (const DataLossError& e) {
+      EXPECT_NE(std::string_view(e.what()).find(expected), std::string_view::npos) << e.what();
+      EXPECT_NE(std::string_view(e.what()).find("chunk 'c/0/0/0'"), std::string_view::npos) << e.what();
     }
   }
 }

@@ -218,7 +218,46 @@ Buffer read_bytes(FileIo& io, int fd, std::uint64_t begin, std::uint64_t end,
   return buffer;
 }
 
+// A value's file kept open and read with pread (LocalStore::open_reader).
+class FileSource final : public ByteSource {
+ public:
+  FileSource(std::shared_ptr<FileIo> io, std::string key, std::string store)
+      : io_(std::move(io)), key_(std::move(key)), store_(std::move(store)) {}
+
+  // False when the value is absent.
+  bool open(const std::string& path) { return open_value(*io_, path, key_, store_, handle_, size_); }
+
+  std::uint64_t size() const override { return size_; }
+
+  std::size_t read(std::uint64_t offset, MutableByteView dest) override {
+    std::size_t done = 0;
+    while (done < dest.size()) {
+      ssize_t got = retry_eintr([&] {
+        return io_->pread(handle_->fd(), dest.data() + done, dest.size() - done, static_cast<off_t>(offset + done));
+      });
+      if (got < 0) fail_io("{}: cannot read key \"{}\": {}", store_, key_, errno_text(errno));
+      if (got == 0) break;  // the file is shorter than it was
+      done += static_cast<std::size_t>(got);
+    }
+    return done;
+  }
+
+ private:
+  std::shared_ptr<FileIo> io_;  // before handle_: the handle closes through it
+  std::string key_;
+  std::string store_;
+  std::optional<FileHandle> handle_;
+  std::uint64_t size_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<ByteSource> LocalStore::open_reader(std::string_view key) {
+  validate_key(key);
+  auto source = std::make_unique<FileSource>(io_, std::string(key), describe());
+  if (!source->open(checked_path(key))) return nullptr;
+  return source;
+}
 
 std::optional<Buffer> LocalStore::get(std::string_view key, const BufferPrototype& prototype,
                                       std::optional<ByteRange> range) {

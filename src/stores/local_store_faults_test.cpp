@@ -196,6 +196,32 @@ TEST(LocalStoreFaults, GetRangesOpensTheFileOnce) {
   EXPECT_EQ(f.io->calls["close"], 1);
 }
 
+TEST(LocalStoreFaults, OpenReaderContinuesShortAndInterruptedReadsAndReportsFailures) {
+  for (const bool interrupt : {false, true}) {
+    Fixture f;
+    const std::string value = pattern(1000);
+    f.store.set("k", as_bytes(value));
+    f.io->calls.clear();
+    f.io->max_transfer = 7;
+    f.io->interrupt_every_other_call = interrupt;
+    const auto reader = f.store.open_reader("k");
+    ASSERT_NE(reader, nullptr);
+    std::string part(300, '.');
+    EXPECT_EQ(reader->read(100, MutableByteView(reinterpret_cast<std::byte*>(part.data()), part.size())), 300u);
+    EXPECT_EQ(part, value.substr(100, 300));
+    EXPECT_EQ(f.io->calls["open"], interrupt ? 2 : 1);  // one open, retried once where interrupted
+    EXPECT_GE(f.io->calls["pread"], 43);                 // ceil(300 / 7)
+  }
+  Fixture f;
+  f.store.set("k", as_bytes(pattern(100)));
+  const auto reader = f.store.open_reader("k");
+  f.io->fail_with["pread"] = EIO;
+  std::string part(10, '.');
+  EXPECT_THROW(reader->read(0, MutableByteView(reinterpret_cast<std::byte*>(part.data()), part.size())), IoError);
+  f.io->fail_with["open"] = EACCES;
+  EXPECT_THROW(f.store.open_reader("k"), IoError);
+}
+
 TEST(LocalStoreFaults, DiskFullKeepsTheOldValueAndRemovesTheTemporaryFile) {
   Fixture f;
   f.store.set("a/k", as_bytes("old"));

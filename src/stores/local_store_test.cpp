@@ -101,6 +101,27 @@ TEST(LocalStore, ByteRanges) {
   EXPECT_EQ(read_string(store, "missing", ByteRange::range(0, 1)), "<absent>");
 }
 
+TEST(LocalStore, OpenReaderReadsTheValueAsItWasWhenOpened) {
+  TempDir dir;
+  LocalStore store(dir.path());
+  store.set("a/k", as_bytes("0123456789"));
+  const std::unique_ptr<ByteSource> reader = store.open_reader("a/k");
+  ASSERT_NE(reader, nullptr);
+  EXPECT_FALSE(reader->in_memory().has_value());  // read from the file, a part at a time
+  EXPECT_EQ(reader->size(), 10u);
+  store.set("a/k", as_bytes("replaced by a longer value"));  // a new file under the same name
+  std::string part(4, '.');
+  auto view = [&] { return MutableByteView(reinterpret_cast<std::byte*>(part.data()), part.size()); };
+  EXPECT_EQ(reader->read(6, view()), 4u);
+  EXPECT_EQ(part, "6789");
+  EXPECT_EQ(reader->read(8, view()), 2u);  // the value ends first
+  EXPECT_EQ(part.substr(0, 2), "89");
+  EXPECT_EQ(reader->read(10, view()), 0u);
+  EXPECT_EQ(store.open_reader("a/missing"), nullptr);
+  EXPECT_EQ(store.open_reader("a"), nullptr);  // a directory
+  EXPECT_THROW(store.open_reader("../escape"), InvalidArgumentError);
+}
+
 TEST(LocalStore, GetRanges) {
   TempDir dir;
   LocalStore store(dir.path());

@@ -147,6 +147,12 @@ std::optional<std::uint64_t> Store::read_into(std::string_view key, std::span<co
   return bytes.size();
 }
 
+std::unique_ptr<ByteSource> Store::open_reader(std::string_view key) {
+  std::optional<Buffer> value = get(key, BufferPrototype::host());
+  if (!value) return nullptr;
+  return std::make_unique<MemorySource>(std::move(*value));
+}
+
 bool Store::exists(std::string_view key) {
   // An empty range reads nothing but still tells whether the value is there.
   return get(key, BufferPrototype::host(), ByteRange::range(0, 0)).has_value();

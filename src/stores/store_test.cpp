@@ -111,6 +111,8 @@ class MinimalStore : public Store {
   int erases = 0;
 };
 
+MutableByteView as_writable(std::string& s) { return {reinterpret_cast<std::byte*>(s.data()), s.size()}; }
+
 TEST(StoreDefaults, GetRangesExistsSize) {
   MinimalStore store;
   store.set("k", as_bytes("0123456789"));
@@ -133,6 +135,26 @@ TEST(StoreDefaults, GetRangesExistsSize) {
   EXPECT_FALSE(s.exists("missing"));
   EXPECT_EQ(s.size("k"), 10u);
   EXPECT_EQ(s.size("missing"), std::nullopt);
+}
+
+TEST(StoreDefaults, OpenReaderHoldsTheWholeValue) {
+  MinimalStore store;
+  store.set("k", as_bytes("0123456789"));
+  Store& s = store;
+  const std::unique_ptr<ByteSource> reader = s.open_reader("k");
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(store.gets, 1);
+  store.set("k", as_bytes("replaced"));  // reads see the value as it was when opened
+  EXPECT_EQ(reader->size(), 10u);
+  ASSERT_TRUE(reader->in_memory().has_value());
+  EXPECT_EQ(as_chars(*reader->in_memory()), "0123456789");
+  std::string part(4, '.');
+  EXPECT_EQ(reader->read(3, as_writable(part)), 4u);
+  EXPECT_EQ(part, "3456");
+  EXPECT_EQ(reader->read(8, as_writable(part)), 2u);  // the value ends first
+  EXPECT_EQ(part.substr(0, 2), "89");
+  EXPECT_EQ(reader->read(20, as_writable(part)), 0u);
+  EXPECT_EQ(s.open_reader("missing"), nullptr);
 }
 
 TEST(StoreDefaults, ListDirAndErasePrefix) {

@@ -93,6 +93,8 @@ class LocalStore : public Store {
                                                     BufferPrototype::host()) override;
   std::optional<std::uint64_t> read_into(std::string_view key, std::span<const ByteRange> ranges,
                                          std::span<const MutableByteView> dests) override;
+  // Keeps the file open: reads see the value as it was when opened, even if it is replaced.
+  std::unique_ptr<ByteSource> open_reader(std::string_view key) override;
   bool exists(std::string_view key) override;
   std::optional<std::uint64_t> size(std::string_view key) override;
   void set(std::string_view key, ByteView value) override;
