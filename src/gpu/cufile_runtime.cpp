@@ -30,6 +30,7 @@ const char* known_error(int code) {
     case 5018: return "unsupported file type";
     case 5020: return "the file is not opened with O_DIRECT";
     case 5025: return "driver or file access error";
+    case 5027: return "cuFile did not register the file (its compatibility mode refuses some files and mounts)";
     case 5029: return "GPU device not found";
     case 5030: return "internal error";
     case 5034: return "GPUDirect Storage is disabled by the configuration for this file";
@@ -42,6 +43,11 @@ const char* known_error(int code) {
 std::string cufile_error_text(int code) {
   if (const char* text = known_error(code)) return fmt::format("{} (cuFile error {})", text, code);
   return fmt::format("cuFile error {}", code);
+}
+
+bool nvidia_fs_driver_loaded() {
+  std::error_code ec;
+  return std::filesystem::exists("/proc/driver/nvidia-fs/version", ec);
 }
 
 struct CufileLoader {
@@ -108,8 +114,7 @@ struct CufileLoader {
     probe.driver_opened = true;
     // True GPUDirect transfers need the nvidia-fs kernel driver, and a configuration that
     // does not force cuFile's compatibility mode.
-    std::error_code ec;
-    bool gds = std::filesystem::exists("/proc/driver/nvidia-fs/version", ec);
+    bool gds = nvidia_fs_driver_loaded();
     CufileDriverProps props{};
     if (gds && cufile.get_properties_ != nullptr && cufile.get_properties_(&props).err == kCufileSuccess) {
       gds = props.nvfs.major_version != 0 || props.nvfs.minor_version != 0;

@@ -52,6 +52,10 @@ using CufileHandle = void*;
 // cuFile's error text for a CUfileOpError code (5000 + n), or "cuFile error <code>".
 std::string cufile_error_text(int code);
 
+// Whether the nvidia-fs kernel driver is loaded: without it cuFile has no GPUDirect
+// transfers, only its compatibility mode.
+bool nvidia_fs_driver_loaded();
+
 class Cufile {
  public:
   // The library with its driver open, or nullptr (probe() says why). The first call loads

@@ -177,9 +177,18 @@ std::shared_ptr<detail::GdsEngine> gds_engine_for(const detail::GdsEngineSetting
   for (const auto& [s, engine] : *engines) {
     if (s == settings) return engine;
   }
-  const GdsPathReport report = settings.mode == GdsMode::kCompat
-                                   ? detail::choose_gds_path(settings.mode, {})
-                                   : detail::choose_gds_path(settings.mode, Cufile::probe());
+  GdsPathReport report;
+  if (settings.mode == GdsMode::kCompat) {
+    report = detail::choose_gds_path(settings.mode, {});
+  } else if (settings.mode == GdsMode::kAuto && !nvidia_fs_driver_loaded()) {
+    // auto would not take cuFile without the driver anyway (gds_plan.cpp says why), and
+    // loading it is not free: cuFileDriverOpen starts threads and pins memory of its own.
+    detail::CufileProbe not_loaded;
+    not_loaded.reason = "the nvidia-fs driver is not loaded (no /proc/driver/nvidia-fs), so cuFile is not loaded";
+    report = detail::choose_gds_path(settings.mode, not_loaded);
+  } else {
+    report = detail::choose_gds_path(settings.mode, Cufile::probe());
+  }
   auto engine = std::make_shared<Engine>(settings, report);
   engines->emplace_back(settings, engine);
   return engine;

@@ -175,7 +175,17 @@ TEST_P(GdsDeviceReads, EqualTheHostBytes) {
     EXPECT_GT(stats.values_compat, 0u);
   } else {
     EXPECT_EQ(report.path, GdsPath::kCufile);
-    EXPECT_GT(stats.values_cufile, 0u) << report.detail << "; cuFile refused: " << stats.cufile_refusal;
+    if (report.cufile_compat_mode && stats.values_cufile == 0) {
+      // cuFile's compatibility mode (no nvidia-fs driver) may refuse to register any file
+      // (on the H100 machine: error 5027 for every descriptor, O_DIRECT or not). Then every
+      // value must have come through the compat path, with the refusal said, and the bytes
+      // above are checked all the same.
+      EXPECT_GT(stats.cufile_refused, 0u);
+      EXPECT_FALSE(stats.cufile_refusal.empty());
+      EXPECT_GT(stats.values_compat, 0u);
+    } else {
+      EXPECT_GT(stats.values_cufile, 0u) << report.detail << "; cuFile refused: " << stats.cufile_refusal;
+    }
   }
 }
 
@@ -293,6 +303,11 @@ TEST(GdsStoreArrays, ReadOnTheDeviceAsOnTheCpu) {
     options.mode = mode;
     options.piece_bytes = 4096;  // chunks of 5 KiB: two pieces each, several chunks per copy
     auto store = GdsStore::open(dir / "data.zarr", {}, options);
+    if (mode == GdsMode::kAuto && !gpu::nvidia_fs_driver_loaded()) {
+      // Without the driver auto reads through the compat path and says why.
+      EXPECT_EQ(store->device_path().name(), "compat");
+      EXPECT_NE(store->device_path().detail.find("nvidia-fs"), std::string::npos) << store->device_path().detail;
+    }
     for (const Case& c : cases) {
       const std::string what = c.name + (mode == GdsMode::kCompat ? " (compat)" : " (auto)");
       Array array = make_array(store, c.name, c.codecs);
