@@ -43,7 +43,8 @@ pin() {  # the pinned requirement of one package, from requirements/*.txt
 
 python312() {
   if [[ -n "${PYTHON312:-}" ]]; then echo "$PYTHON312"; return; fi
-  command -v python3.12 2>/dev/null && return
+  # pyenv's shim is on PATH even where it has no 3.12 selected: take it only if it runs.
+  if python3.12 -c '' 2>/dev/null; then command -v python3.12; return; fi
   local pyenv
   pyenv=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 2>/dev/null | tail -1)
   [[ -n "$pyenv" ]] || { echo "device.sh: no Python 3.12 found (set PYTHON312)" >&2; exit 1; }
