@@ -591,17 +591,43 @@ TEST_F(BadShard, InnerChunkOfTheWrongSize) {
 }
 
 // The value ends before the bytes its index points at (cut short after it was opened): a
-// whole read in parts fails, whether it reads an inner chunk straight into the output (raw)
-// or a window of encoded bytes (zstd), and whatever the ranges a read asks for.
+// whole read in parts fails, whether it reads an inner chunk straight into the output (raw,
+// 16 KiB) or a window of encoded bytes (zstd; raw inner chunks of 64 bytes).
 TEST(ShardReadInParts, AValueCutShortIsDataLoss) {
   const json zstd = {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}};
-  for (const json& inner : {json::array({kLittle}), json::array({kLittle, zstd})}) {
-    auto memory = MemoryStore::create();
-    const ArrayMetadata m = sharded_metadata({8, 16}, {8, 16}, json::array({sharding({2, 16}, inner, "start")}));
-    Array::create(memory, "", m).write({}, int32_values({8, 16}, 1).view());
-    auto streaming = std::make_shared<StreamingStore>(memory);
-    streaming->shrink_to = memory->get("c/0/0")->size() - 1;  // the last inner chunk's last byte
-    EXPECT_THROW(Array::open(streaming).read(), DataLossError) << inner.dump();
+  for (const std::uint64_t row : {std::uint64_t{4096}, std::uint64_t{16}}) {
+    for (const json& inner : {json::array({kLittle}), json::array({kLittle, zstd})}) {
+      auto memory = MemoryStore::create();
+      const ArrayMetadata m = sharded_metadata({2, row}, {2, row}, json::array({sharding({1, row}, inner, "start")}));
+      Array::create(memory, "", m).write({}, int32_values({2, row}, 1).view());
+      auto streaming = std::make_shared<StreamingStore>(memory);
+      streaming->shrink_to = memory->get("c/0/0")->size() - 1;  // the last inner chunk's last byte
+      EXPECT_THROW(Array::open(streaming).read(), DataLossError) << inner.dump() << " rows of " << row;
+    }
+  }
+}
+
+// An index entry whose size is not a raw inner chunk's: the same DataLossError as decoding
+// gives, naming the inner chunk, before anything is read into the output.
+TEST(ShardReadInParts, RawInnerChunkOfTheWrongSizeIsDataLoss) {
+  auto memory = MemoryStore::create();
+  const ArrayMetadata m = sharded_metadata({2, 4096}, {2, 4096}, json::array({sharding({1, 4096})}));
+  Array::create(memory, "", m).write({}, int32_values({2, 4096}, 1).view());
+  const ShardLayout lay = codec_of(m).layout(m.chunk_spec());
+  const auto shard = memory->get("c/0/0");
+  auto entries = codec_of(m).decode_index(shard->view().last(lay.index_size), lay, shard->size());
+  entries[1].nbytes -= 4;
+  NDBuffer index = NDBuffer::allocate(lay.index_spec.shape, lay.index_spec.dtype);
+  std::memcpy(index.data(), entries.data(), 16 * entries.size());
+  const Buffer encoded_index = codec_of(m).index_codecs().encode(index, lay.index_spec);
+  memory->set("c/0/0", as_bytes(std::string(as_chars(shard->view().first(shard->size() - lay.index_size))) +
+                                std::string(as_chars(encoded_index.view()))));
+  try {
+    Array::open(std::make_shared<StreamingStore>(memory)).read();
+    ADD_FAILURE() << "read a 16380-byte raw inner chunk of 4096 int32";
+  } catch (const DataLossError& e) {
+    EXPECT_NE(std::string(e.what()).find("inner chunk (1,0)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("must be 16384 bytes, got 16380"), std::string::npos) << e.what();
   }
 }
 
@@ -655,11 +681,11 @@ TEST(ShardReadInParts, ValuesEqualThoseReadFromMemory) {
 // equal those of the same array unsharded.
 TEST(ShardReadInParts, RawInnerChunksAreReadStraightIntoTheOutput) {
   auto memory = MemoryStore::create();
-  const Shape shape = {4, 6, 8};
+  const Shape shape = {4, 64, 64};  // inner chunks of 16 KiB: large enough for reads of their own
   const NDBuffer values = int32_values(shape, 1);
-  Array::create(memory, "sharded", sharded_metadata(shape, {2, 6, 8}, json::array({sharding({1, 6, 8})})))
+  Array::create(memory, "sharded", sharded_metadata(shape, {2, 64, 64}, json::array({sharding({1, 64, 64})})))
       .write({}, values.view());
-  Array::create(memory, "plain", sharded_metadata(shape, {1, 6, 8}, json::array({kLittle}))).write({}, values.view());
+  Array::create(memory, "plain", sharded_metadata(shape, {1, 64, 64}, json::array({kLittle}))).write({}, values.view());
   auto streaming = std::make_shared<StreamingStore>(memory);
   const Array array = Array::open(streaming, "sharded");
   streaming->reset();
@@ -669,7 +695,7 @@ TEST(ShardReadInParts, RawInnerChunksAreReadStraightIntoTheOutput) {
   EXPECT_EQ(as_int32(out), as_int32(Array::open(memory, "plain").read()));
   EXPECT_TRUE(streaming->chunk_fetches().empty());  // no get, whole or ranged: all through readers
 
-  const std::uint64_t inner_bytes = 6 * 8 * 4;
+  const std::uint64_t inner_bytes = 64 * 64 * 4;
   const std::uint64_t index_size = 2 * 16 + 4;  // 2 inner chunks per shard, and the crc32c
   std::vector<std::uint64_t> inner_offsets;  // where in the output each inner chunk went
   for (const auto& read : streaming->reads()) {

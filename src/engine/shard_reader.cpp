@@ -175,6 +175,11 @@ void finish_inner_read(const ShardLevel& level, const InnerRead& read, const Sha
   }
 }
 
+// Raw inner chunks smaller than this go through a window rather than a read call of their
+// own: a pread of page-cached data costs a few microseconds, about as much as copying
+// 16 KiB out of a window (chunk_read.cpp's kBytesPerCall).
+constexpr std::uint64_t kMinDirectInnerBytes = 16 << 10;
+
 [[noreturn]] void fail_raw_inner_size(const ShardLevel& level, std::uint64_t stored) {
   const ChunkSpec& inner = level.layout.inner_spec;
   fail_data_loss("bytes codec: chunk of {} elements of {} must be {} bytes, got {}", checked_num_elements(inner.shape),
@@ -182,7 +187,8 @@ void finish_inner_read(const ShardLevel& level, const InnerRead& read, const Sha
 }
 
 // The inner chunks of `reads` (all of them stored) through the shard's reader: those stored
-// raw that fill a block of the output laid out like themselves straight into that block;
+// raw (of kMinDirectInnerBytes or more) that fill a block of the output laid out like
+// themselves straight into that block;
 // the others (by offset) a window of at most ctx.read_window encoded bytes at a time (an
 // inner chunk larger than that is a window of its own), each window's inner chunks decoded
 // in parallel before the next window is read.
@@ -193,7 +199,8 @@ void read_through_reader(const ShardLevel& level, const ShardSource& source, std
   std::vector<InnerRead*> windowed;
   for (InnerRead& read : reads) {
     std::byte* block = nullptr;
-    if (!read.nested && level.inner_raw && read.chunk->covered && read.chunk->inside) {
+    if (!read.nested && level.inner_raw && level.inner_bytes >= kMinDirectInnerBytes && read.chunk->covered &&
+        read.chunk->inside) {
       block = block_in_region(read.chunk->runs(), level, ctx.region);
     }
     if (read.nested || block != nullptr) {
