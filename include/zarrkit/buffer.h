@@ -85,7 +85,8 @@ class ByteSource {
   virtual ~ByteSource() = default;
   virtual std::uint64_t size() const = 0;
   // Copies bytes [offset, offset + dest.size()) into `dest`; returns how many there were
-  // (fewer where the bytes end first).
+  // (fewer where the bytes end first). Safe to call from several threads at once (a shard's
+  // inner chunks are read in parallel from one source).
   virtual std::size_t read(std::uint64_t offset, MutableByteView dest) = 0;
   // All the bytes, where they are in host memory already (valid while the source lives).
   virtual std::optional<ByteView> in_memory() const { return std::nullopt; }

@@ -24,6 +24,12 @@ struct Config {
   // Reading part of a shard: inner chunks whose byte ranges are at most this far apart are
   // fetched as one range (one request instead of two, at the cost of the bytes between).
   std::uint64_t shard_coalesce_gap_bytes = 64 * 1024;
+  // Reading whole shards from a store that reads values in parts (LocalStore): the encoded
+  // inner chunks are read and decoded this many bytes at a time, so that a thread holds one
+  // window rather than a whole shard (16 threads each holding a 12-16 MiB shard raised a
+  // read's peak memory by ~20% of its output). Large enough that one read serves many
+  // inner chunks.
+  std::uint64_t shard_read_window_bytes = 4 << 20;
 };
 
 // The process-wide settings. Change them before starting work, not during.

@@ -5,8 +5,14 @@
 // index_size bytes), then only the inner chunks the selection touches, as byte ranges of one
 // get_ranges call; ranges closer than Config::shard_coalesce_gap_bytes are merged into one.
 // An absent shard and an empty inner chunk (offset = nbytes = 2^64-1) read as the fill value.
-// A task that selects the whole shard, or a store without cheap ranged reads, fetches the
-// shard in one get instead. Nested sharding (an inner chain that is exactly one
+// A task that selects the whole shard opens it once (Store::open_reader: one snapshot of
+// the value, whose size checks the index) and reads it through that reader: inner chunks
+// stored raw that fill a block of the output laid out like themselves are read straight
+// into it, in parallel; the others in windows of Config::shard_read_window_bytes of encoded
+// bytes, each window's inner chunks decoded in parallel before the next is read, so a task
+// holds one window, not the whole shard. Stores without cheap ranged reads, and whole shards
+// on remote stores (batched gets, where one request for the whole shard hides the latency),
+// fetch the shard in one get instead. Nested sharding (an inner chain that is exactly one
 // sharding_indexed codec) reads the same way one level down, inside the outer inner chunk's
 // byte range.
 //
@@ -51,6 +57,7 @@ class ShardIo {
   struct Settings {
     std::uint64_t coalesce_gap = 0;
     bool write_empty_chunks = false;
+    std::uint64_t read_window = 4 << 20;
   };
   ShardIo(const ArrayMetadata& metadata, std::unique_ptr<ShardLevel> top, Settings settings);
 

@@ -2,7 +2,9 @@
 // stored, byte for byte), concurrency, and corrupt shards.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <random>
@@ -15,6 +17,7 @@
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/config.h"
 #include "zarrkit/error.h"
+#include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
 
 namespace zarrkit {
@@ -97,6 +100,60 @@ class CountingStore : public Store {
   std::shared_ptr<Store> inner_;
   std::mutex mutex_;
   std::vector<Fetched> fetched_;
+};
+
+// A CountingStore whose open_reader reads the value a part at a time (as LocalStore's does,
+// never handing out the whole value) and records every read: where in the value, how many
+// bytes, and where they went. With `shrink_to`, reads see the value end there (a file cut
+// short after it was opened).
+class StreamingStore : public CountingStore {
+ public:
+  struct Read {
+    std::uint64_t offset = 0;
+    std::size_t size = 0;
+    const std::byte* dest = nullptr;
+  };
+  explicit StreamingStore(std::shared_ptr<Store> inner) : CountingStore(inner), inner_(std::move(inner)) {}
+
+  std::unique_ptr<ByteSource> open_reader(std::string_view key) override {
+    std::optional<Buffer> value = inner_->get(key, BufferPrototype::host());
+    if (!value) return nullptr;
+    return std::make_unique<Source>(*this, std::move(*value));
+  }
+  std::vector<Read> reads() {
+    std::lock_guard lock(mutex_);
+    return reads_;
+  }
+  void reset_reads() {
+    std::lock_guard lock(mutex_);
+    reads_.clear();
+  }
+  std::optional<std::uint64_t> shrink_to;
+
+ private:
+  class Source final : public ByteSource {
+   public:
+    Source(StreamingStore& store, Buffer value) : store_(store), value_(std::move(value)) {}
+    std::uint64_t size() const override { return value_.size(); }
+    std::size_t read(std::uint64_t offset, MutableByteView dest) override {
+      store_.record({offset, dest.size(), dest.data()});
+      const std::uint64_t end = std::min<std::uint64_t>(value_.size(), store_.shrink_to.value_or(value_.size()));
+      const std::size_t n = offset >= end ? 0 : static_cast<std::size_t>(std::min<std::uint64_t>(dest.size(), end - offset));
+      if (n > 0) std::memcpy(dest.data(), value_.data() + offset, n);
+      return n;
+    }
+
+   private:
+    StreamingStore& store_;
+    Buffer value_;
+  };
+  void record(const Read& read) {
+    std::lock_guard lock(mutex_);
+    reads_.push_back(read);
+  }
+  std::shared_ptr<Store> inner_;
+  std::mutex mutex_;
+  std::vector<Read> reads_;
 };
 
 // ---- Helpers --------------------------------------------------------------------------------
@@ -470,11 +527,14 @@ class BadShard : public ::testing::Test {
   }
   void store_shard(const std::string& bytes) { memory_->set("c/0", as_bytes(bytes)); }
   // A partial read (index + ranges) and a whole read must both fail with `Expected`.
+  // So must a whole read through a reader that reads the value in parts.
   template <typename Expected>
   void expect_both_fail(const std::string& what) {
     Array array = Array::open(memory_);
     EXPECT_THROW(array.read({Slice{2, 3, 1}}), Expected) << what << " (partial read)";
     EXPECT_THROW(array.read(), Expected) << what << " (whole read)";
+    EXPECT_THROW(Array::open(std::make_shared<StreamingStore>(memory_)).read(), Expected)
+        << what << " (whole read in parts)";
   }
 
   std::shared_ptr<MemoryStore> memory_ = MemoryStore::create();
@@ -496,6 +556,7 @@ TEST_F(BadShard, EntryPastTheEnd) {
   store_shard(data_ + index_bytes(entries_));
   Array array = Array::open(memory_);
   EXPECT_THROW(array.read(), DataLossError);
+  EXPECT_THROW(Array::open(std::make_shared<StreamingStore>(memory_)).read(), DataLossError);
   entries_[1] = {data_.size() + 1000, 8};  // past the end of the value
   store_shard(data_ + index_bytes(entries_));
   expect_both_fail<DataLossError>("entry past the end");
@@ -529,6 +590,47 @@ TEST_F(BadShard, InnerChunkOfTheWrongSize) {
   expect_both_fail<DataLossError>("4-byte inner chunk");
 }
 
+// The value ends before the bytes its index points at (cut short after it was opened): a
+// whole read in parts fails, whether it reads an inner chunk straight into the output (raw,
+// 16 KiB) or a window of encoded bytes (zstd; raw inner chunks of 64 bytes).
+TEST(ShardReadInParts, AValueCutShortIsDataLoss) {
+  const json zstd = {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}};
+  for (const std::uint64_t row : {std::uint64_t{4096}, std::uint64_t{16}}) {
+    for (const json& inner : {json::array({kLittle}), json::array({kLittle, zstd})}) {
+      auto memory = MemoryStore::create();
+      const ArrayMetadata m = sharded_metadata({2, row}, {2, row}, json::array({sharding({1, row}, inner, "start")}));
+      Array::create(memory, "", m).write({}, int32_values({2, row}, 1).view());
+      auto streaming = std::make_shared<StreamingStore>(memory);
+      streaming->shrink_to = memory->get("c/0/0")->size() - 1;  // the last inner chunk's last byte
+      EXPECT_THROW(Array::open(streaming).read(), DataLossError) << inner.dump() << " rows of " << row;
+    }
+  }
+}
+
+// An index entry whose size is not a raw inner chunk's: the same DataLossError as decoding
+// gives, naming the inner chunk, before anything is read into the output.
+TEST(ShardReadInParts, RawInnerChunkOfTheWrongSizeIsDataLoss) {
+  auto memory = MemoryStore::create();
+  const ArrayMetadata m = sharded_metadata({2, 4096}, {2, 4096}, json::array({sharding({1, 4096})}));
+  Array::create(memory, "", m).write({}, int32_values({2, 4096}, 1).view());
+  const ShardLayout lay = codec_of(m).layout(m.chunk_spec());
+  const auto shard = memory->get("c/0/0");
+  auto entries = codec_of(m).decode_index(shard->view().last(lay.index_size), lay, shard->size());
+  entries[1].nbytes -= 4;
+  NDBuffer index = NDBuffer::allocate(lay.index_spec.shape, lay.index_spec.dtype);
+  std::memcpy(index.data(), entries.data(), 16 * entries.size());
+  const Buffer encoded_index = codec_of(m).index_codecs().encode(index, lay.index_spec);
+  memory->set("c/0/0", as_bytes(std::string(as_chars(shard->view().first(shard->size() - lay.index_size))) +
+                                std::string(as_chars(encoded_index.view()))));
+  try {
+    Array::open(std::make_shared<StreamingStore>(memory)).read();
+    ADD_FAILURE() << "read a 16380-byte raw inner chunk of 4096 int32";
+  } catch (const DataLossError& e) {
+    EXPECT_NE(std::string(e.what()).find("inner chunk (1,0)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("must be 16384 bytes, got 16380"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(BadShard, AWriteToACorruptShardFailsAndLeavesItAsItWas) {
   std::string index = index_bytes(entries_);
   index[0] ^= 0x01;
@@ -536,6 +638,171 @@ TEST_F(BadShard, AWriteToACorruptShardFailsAndLeavesItAsItWas) {
   Array array = Array::open(memory_);
   EXPECT_THROW(array.write({Slice{2, 3, 1}}, int32_values({1}, 5).view()), DataLossError);
   EXPECT_EQ(bytes_of(*memory_, "c/0"), data_ + index);
+}
+
+// ---- Whole shards read in parts ----------------------------------------------------------------
+
+// Values read through a StreamingStore (whole shards read a window at a time, raw inner
+// chunks into the output) equal those read from memory, where the whole shard is at hand,
+// for every layout of the round trips, whole and for random selections, with windows small
+// enough that a shard takes many.
+TEST(ShardReadInParts, ValuesEqualThoseReadFromMemory) {
+  for (const Layout& layout : layouts()) {
+    SCOPED_TRACE(layout.what);
+    auto memory = MemoryStore::create();
+    const ArrayMetadata m = sharded_metadata(layout.shape, layout.shards, layout.codecs, DataType::int_(32), 7);
+    Array writer = Array::create(memory, "a", m);
+    std::mt19937_64 rng(std::hash<std::string>{}(layout.what));
+    NDBuffer values = NDBuffer::allocate(layout.shape, DataType::int_(32));
+    auto* p = reinterpret_cast<std::int32_t*>(values.data());
+    for (std::uint64_t i = 0; i < values.num_elements(); ++i) p[i] = rng() % 4 == 0 ? 7 : static_cast<std::int32_t>(rng() % 1000);
+    writer.write({}, values.view());
+    // The first inner chunks hold only the fill value: not stored.
+    const Selection first = {Slice{0, 3, 1}};
+    writer.write(first, NDBuffer::filled(writer.selection_shape(first), DataType::int_(32), FillValue::of<std::int32_t>(7)).view());
+
+    auto streaming = std::make_shared<StreamingStore>(memory);
+    ScopedConfig window([](Config& c) { c.shard_read_window_bytes = 40; });
+    const Array from_memory = Array::open(memory, "a");
+    const Array in_parts = Array::open(streaming, "a");
+    EXPECT_EQ(as_int32(in_parts.read()), as_int32(from_memory.read()));
+    for (int round = 0; round < 40; ++round) {
+      const Selection sel = random_selection(rng, layout.shape);
+      EXPECT_EQ(as_int32(in_parts.read(sel)), as_int32(from_memory.read(sel))) << describe_selection(sel);
+    }
+    if (layout.what.find("transpose") == std::string::npos) {  // read whole through the chain: no reader
+      EXPECT_FALSE(streaming->reads().empty());
+    }
+  }
+}
+
+// Inner chunks stored raw that fill a block of the output laid out like themselves are read
+// straight into that block, one read each, and the shard is never fetched whole; the values
+// equal those of the same array unsharded.
+TEST(ShardReadInParts, RawInnerChunksAreReadStraightIntoTheOutput) {
+  auto memory = MemoryStore::create();
+  const Shape shape = {4, 64, 64};  // inner chunks of 16 KiB: large enough for reads of their own
+  const NDBuffer values = int32_values(shape, 1);
+  Array::create(memory, "sharded", sharded_metadata(shape, {2, 64, 64}, json::array({sharding({1, 64, 64})})))
+      .write({}, values.view());
+  Array::create(memory, "plain", sharded_metadata(shape, {1, 64, 64}, json::array({kLittle}))).write({}, values.view());
+  auto streaming = std::make_shared<StreamingStore>(memory);
+  const Array array = Array::open(streaming, "sharded");
+  streaming->reset();
+
+  NDBuffer out = NDBuffer::allocate(shape, DataType::int_(32));
+  array.read_into({}, out.view());
+  EXPECT_EQ(as_int32(out), as_int32(Array::open(memory, "plain").read()));
+  EXPECT_TRUE(streaming->chunk_fetches().empty());  // no get, whole or ranged: all through readers
+
+  const std::uint64_t inner_bytes = 64 * 64 * 4;
+  const std::uint64_t index_size = 2 * 16 + 4;  // 2 inner chunks per shard, and the crc32c
+  std::vector<std::uint64_t> inner_offsets;  // where in the output each inner chunk went
+  for (const auto& read : streaming->reads()) {
+    if (read.size == index_size) continue;
+    EXPECT_EQ(read.size, inner_bytes);
+    ASSERT_GE(read.dest, out.data());
+    ASSERT_LT(read.dest, out.data() + out.nbytes());
+    inner_offsets.push_back(static_cast<std::uint64_t>(read.dest - out.data()));
+  }
+  std::sort(inner_offsets.begin(), inner_offsets.end());
+  EXPECT_EQ(inner_offsets, (std::vector<std::uint64_t>{0, inner_bytes, 2 * inner_bytes, 3 * inner_bytes}));
+
+  // A selection of part of the shards reads only what it needs, by ranges, as before.
+  streaming->reset();
+  streaming->reset_reads();
+  EXPECT_EQ(as_int32(array.read({Slice{1, 2, 1}})), as_int32(Array::open(memory, "plain").read({Slice{1, 2, 1}})));
+  EXPECT_TRUE(streaming->reads().empty());
+  EXPECT_EQ(streaming->chunk_fetches().size(), 2u);  // the index, then the inner chunk
+}
+
+// Compressed inner chunks of a whole shard are read a window at a time: no read is larger
+// than the window (or than one inner chunk, when that is larger), the windows together read
+// each stored byte once, and the values equal the unsharded array's.
+TEST(ShardReadInParts, CompressedInnerChunksAreReadInBoundedWindows) {
+  const json zstd = {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}};
+  auto memory = MemoryStore::create();
+  const Shape shape = {64, 32};
+  NDBuffer values = NDBuffer::allocate(shape, DataType::int_(32));
+  std::mt19937_64 rng(5);
+  auto* p = reinterpret_cast<std::int32_t*>(values.data());
+  for (std::uint64_t i = 0; i < values.num_elements(); ++i) p[i] = static_cast<std::int32_t>(rng() % 100000);
+  const ArrayMetadata m = sharded_metadata(shape, {32, 32}, json::array({sharding({4, 32}, json::array({kLittle, zstd}))}));
+  Array::create(memory, "sharded", m).write({}, values.view());
+  Array::create(memory, "plain", sharded_metadata(shape, {4, 32}, json::array({kLittle, zstd}))).write({}, values.view());
+
+  constexpr std::uint64_t kWindow = 1024;
+  ScopedConfig window([](Config& c) { c.shard_read_window_bytes = kWindow; });
+  auto streaming = std::make_shared<StreamingStore>(memory);
+  const Array array = Array::open(streaming, "sharded");
+  streaming->reset();
+  EXPECT_EQ(as_int32(array.read()), as_int32(Array::open(memory, "plain").read()));
+  EXPECT_TRUE(streaming->chunk_fetches().empty());
+
+  const ShardLayout lay = codec_of(m).layout(m.chunk_spec());
+  std::uint64_t largest_inner = 0;
+  std::uint64_t stored = 0;  // inner chunk bytes of both shards
+  for (const std::string key : {"sharded/c/0/0", "sharded/c/1/0"}) {
+    const auto shard = memory->get(key);
+    for (const auto& e : codec_of(m).decode_index(shard->view().last(lay.index_size), lay, shard->size())) {
+      ASSERT_FALSE(e.is_empty());
+      largest_inner = std::max(largest_inner, e.nbytes);
+      stored += e.nbytes;
+    }
+  }
+  ASSERT_LT(largest_inner, kWindow);
+  ASSERT_GT(stored, 4 * kWindow);  // several windows per shard
+  std::uint64_t read_bytes = 0;
+  std::size_t windows = 0;
+  for (const auto& read : streaming->reads()) {
+    if (read.size == lay.index_size) continue;
+    EXPECT_LE(read.size, kWindow);
+    read_bytes += read.size;
+    ++windows;
+  }
+  EXPECT_EQ(read_bytes, stored);
+  EXPECT_GE(windows, 6u);
+}
+
+// Whole reads in parts of shards with empty inner chunks and of absent shards: the fill
+// value, and no read of an absent shard.
+TEST(ShardReadInParts, EmptyInnerChunksAndAbsentShardsReadAsTheFillValue) {
+  auto memory = MemoryStore::create();
+  const ArrayMetadata m = sharded_metadata({32}, {16}, json::array({sharding({4})}), DataType::int_(32), -5);
+  Array::create(memory, "", m).write({Slice{4, 8, 1}}, int32_values({4}, 1).view());  // shard 0, inner chunk 1
+  auto streaming = std::make_shared<StreamingStore>(memory);
+  std::vector<std::int32_t> expected(32, -5);
+  for (int i = 0; i < 4; ++i) expected[4 + i] = 1 + i;
+  EXPECT_EQ(as_int32(Array::open(streaming).read()), expected);
+  EXPECT_EQ(streaming->reads().size(), 2u);  // shard 0's index and its one inner chunk
+}
+
+// The same through LocalStore, whose reader preads the file: raw and compressed inner
+// chunks, whole and in part, equal the unsharded array.
+TEST(ShardReadInParts, LocalStoreValuesEqualTheUnshardedArray) {
+  static std::atomic<int> counter{0};
+  const auto dir = std::filesystem::temp_directory_path() /
+                   fmt::format("zarrkit-shard-read-test-{}-{}", ::getpid(), counter++);
+  std::filesystem::remove_all(dir);
+  const json zstd = {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}};
+  {
+    auto store = LocalStore::open(dir);
+    const Shape shape = {12, 10, 16};
+    const NDBuffer values = int32_values({8, 10, 16}, -300);
+    for (const json& inner : {json::array({kLittle}), json::array({kLittle, zstd})}) {
+      SCOPED_TRACE(inner.dump());
+      Array::create(store, "s", sharded_metadata(shape, {4, 10, 16}, json::array({sharding({1, 5, 16}, inner)})), true)
+          .write({Slice{0, 8, 1}}, values.view());  // the last shard stays absent
+      Array::create(store, "p", sharded_metadata(shape, {1, 5, 16}, inner), true).write({Slice{0, 8, 1}}, values.view());
+      ScopedConfig window([](Config& c) { c.shard_read_window_bytes = 1000; });
+      const Array sharded = Array::open(store, "s");
+      const Array plain = Array::open(store, "p");
+      EXPECT_EQ(as_int32(sharded.read()), as_int32(plain.read()));
+      const Selection part = {Slice{3, 11, 2}, Slice{1, 9, 1}, Slice{}};
+      EXPECT_EQ(as_int32(sharded.read(part)), as_int32(plain.read(part)));
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ShardOpen, InnerChunkShapeNotDividingTheShardIsRefused) {

@@ -24,6 +24,7 @@ std::unique_ptr<ShardLevel> make_shard_level(const ShardingCodec& codec, const C
   const ChunkSpec& inner = level->layout.inner_spec;
   level->inner_strides = NDView::c_strides(inner.shape, inner.dtype.size());
   level->inner_bytes = checked_nbytes(inner.shape, inner.dtype);
+  level->inner_raw = codec.inner_codecs().stores_raw_bytes(inner);
   if (const ShardingCodec* nested = sole_sharding_codec(codec.inner_codecs())) {
     level->nested = make_shard_level(*nested, inner);  // depth bounded by kMaxShardingDepth
   }

@@ -18,6 +18,7 @@ struct ShardLevel {
   ShardLayout layout;
   std::vector<std::int64_t> inner_strides;  // C-order byte strides of one inner chunk
   std::uint64_t inner_bytes = 0;            // decoded bytes of one inner chunk
+  bool inner_raw = false;                   // inner chunks are stored as their raw bytes
   // The level inside this one's inner chunks, when the inner chain is exactly one
   // sharding_indexed codec (nothing around it), so inner chunks can be read in part.
   std::unique_ptr<ShardLevel> nested;

@@ -1,5 +1,6 @@
-// Reading a shard in part: the index first, then only the inner chunks a task needs, as
-// coalesced byte ranges (see shard_io.h).
+// Reading a shard: in part, the index first, then only the inner chunks a task needs, as
+// coalesced byte ranges; whole, through one reader of the value, raw inner chunks straight
+// into the output and the others a window at a time (see shard_io.h).
 #include <algorithm>
 #include <limits>
 
@@ -17,11 +18,13 @@ namespace zarrkit {
 namespace {
 
 // Where one level's shard lies: a whole store value, or a byte range of one (an inner chunk
-// of the level above). `bytes` holds the shard when it has been fetched already.
+// of the level above). `bytes` holds the shard when it is in memory already; `reader` reads
+// the store value when the task reads all of it through one (set, its size is known).
 struct ShardSource {
   std::uint64_t base = 0;                // offset of the shard in the store value
-  std::optional<std::uint64_t> size;     // known for a fetched or nested shard
-  std::optional<Buffer> bytes;           // the whole shard, when fetched
+  std::optional<std::uint64_t> size;     // known for a fetched, opened or nested shard
+  std::optional<ByteView> bytes;         // the whole shard, when in memory
+  ByteSource* reader = nullptr;          // the store value, opened
 };
 
 struct ReadContext {
@@ -30,6 +33,7 @@ struct ReadContext {
   const NDView& region;
   ByteView fill;
   std::uint64_t coalesce_gap;
+  std::uint64_t read_window;  // encoded bytes read at a time through a reader
 };
 
 // A byte range of the store value to fetch, and the inner chunks it serves.
@@ -44,24 +48,40 @@ struct InnerRead {
   ShardIndexEntry entry;
   bool nested = false;      // read in part, one level down
   std::size_t fetch = 0;    // which merged range holds its bytes
-  Buffer bytes;             // its encoded bytes, once fetched
+  ByteView bytes;           // its encoded bytes, once fetched (owned by the caller of the decode)
 };
 
 void fill_all(const BlockRuns& runs, const ReadContext& ctx) {
   fill_region(runs, ctx.region.data, ctx.region.byte_strides, ctx.fill);
 }
 
-// The index bytes of the shard, or nullopt when the shard is absent.
-std::optional<Buffer> fetch_index(const ShardLevel& level, const ShardSource& source, const ReadContext& ctx) {
+// Reads bytes [offset, offset + dest.size()) of the shard through its reader.
+// DataLossError when the value ends first (it shrank after its size was taken).
+void read_exactly(const ShardSource& source, std::uint64_t offset, MutableByteView dest) {
+  const std::uint64_t begin = source.base + offset;
+  const std::size_t got = source.reader->read(begin, dest);
+  if (got != dest.size()) {
+    fail_data_loss("bytes [{}, {}) of the shard cannot be read: it ends at byte {} now (it shrank while read)", begin,
+                   begin + dest.size(), begin + got);
+  }
+}
+
+// The index bytes of the shard (held by `storage` where they had to be fetched), or nullopt
+// when the shard is absent.
+std::optional<ByteView> fetch_index(const ShardLevel& level, const ShardSource& source, const ReadContext& ctx,
+                                    std::optional<Buffer>& storage) {
   const std::uint64_t index_size = level.layout.index_size;
   const bool at_start = level.codec->index_location() == ShardIndexLocation::kStart;
   if (source.size && *source.size < index_size) {
     fail_data_loss("shard of {} bytes is shorter than its {}-byte index", *source.size, index_size);
   }
   if (source.bytes) {
-    const std::size_t size = source.bytes->size();
-    return at_start ? source.bytes->slice(0, to_size(index_size))
-                    : source.bytes->slice(size - to_size(index_size), to_size(index_size));
+    return at_start ? source.bytes->first(to_size(index_size)) : source.bytes->last(to_size(index_size));
+  }
+  if (source.reader) {  // the size is known
+    storage = Buffer::allocate(to_size(index_size));
+    read_exactly(source, at_start ? 0 : *source.size - index_size, storage->mutable_view());
+    return storage->view();
   }
   ByteRange range = ByteRange::last(index_size);
   if (at_start) {
@@ -70,11 +90,12 @@ std::optional<Buffer> fetch_index(const ShardLevel& level, const ShardSource& so
     const std::uint64_t end = source.base + *source.size;
     range = ByteRange::range(end - index_size, end);
   }
-  std::optional<Buffer> index = ctx.store.get(ctx.key, BufferPrototype::host(), range);
-  if (index && index->size() != index_size) {
-    fail_data_loss("shard of {} bytes is shorter than its {}-byte index", index->size(), index_size);
+  storage = ctx.store.get(ctx.key, BufferPrototype::host(), range);
+  if (!storage) return std::nullopt;
+  if (storage->size() != index_size) {
+    fail_data_loss("shard of {} bytes is shorter than its {}-byte index", storage->size(), index_size);
   }
-  return index;
+  return storage->view();
 }
 
 // Sorts the ranges of `reads` by offset and merges those less than `gap` bytes apart.
@@ -126,7 +147,8 @@ void finish_inner_read(const ShardLevel& level, const InnerRead& read, const Sha
       ShardSource inner;
       inner.base = source.base + read.entry.offset;
       inner.size = read.entry.nbytes;
-      if (source.bytes) inner.bytes = source.bytes->slice(to_size(read.entry.offset), to_size(read.entry.nbytes));
+      inner.reader = source.reader;
+      if (source.bytes) inner.bytes = source.bytes->subspan(to_size(read.entry.offset), to_size(read.entry.nbytes));
       read_level(*level.nested, inner, runs, read.chunk->valid(), ctx);
       return;
     }
@@ -135,17 +157,17 @@ void finish_inner_read(const ShardLevel& level, const InnerRead& read, const Sha
       // into it.
       if (std::byte* block = block_in_region(runs, level, ctx.region)) {
         const MutableByteView out(block, to_size(level.inner_bytes));
-        if (level.codec->decode_inner_chunk_into(read.bytes.view(), level.layout, out)) return;
+        if (level.codec->decode_inner_chunk_into(read.bytes, level.layout, out)) return;
       }
     }
     // Otherwise decode into one buffer (no intermediate ones) and copy what is selected.
     Buffer decoded = Buffer::allocate(to_size(level.inner_bytes));
-    if (level.codec->decode_inner_chunk_into(read.bytes.view(), level.layout, decoded.mutable_view())) {
+    if (level.codec->decode_inner_chunk_into(read.bytes, level.layout, decoded.mutable_view())) {
       copy_block_to_region(runs, decoded.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,
                            level.layout.inner_spec.dtype.size());
       return;
     }
-    const NDBuffer chunk = level.codec->decode_inner_chunk(read.bytes.view(), level.layout);
+    const NDBuffer chunk = level.codec->decode_inner_chunk(read.bytes, level.layout);
     copy_block_to_region(runs, chunk.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,
                          level.layout.inner_spec.dtype.size());
   } catch (const Error& e) {
@@ -153,12 +175,90 @@ void finish_inner_read(const ShardLevel& level, const InnerRead& read, const Sha
   }
 }
 
+// Raw inner chunks smaller than this go through a window rather than a read call of their
+// own: a pread of page-cached data costs a few microseconds, about as much as copying
+// 16 KiB out of a window (chunk_read.cpp's kBytesPerCall).
+constexpr std::uint64_t kMinDirectInnerBytes = 16 << 10;
+
+[[noreturn]] void fail_raw_inner_size(const ShardLevel& level, std::uint64_t stored) {
+  const ChunkSpec& inner = level.layout.inner_spec;
+  fail_data_loss("bytes codec: chunk of {} elements of {} must be {} bytes, got {}", checked_num_elements(inner.shape),
+                 inner.dtype.name(), level.inner_bytes, stored);
+}
+
+// The inner chunks of `reads` (all of them stored) through the shard's reader: those stored
+// raw (of kMinDirectInnerBytes or more) that fill a block of the output laid out like
+// themselves straight into that block;
+// the others (by offset) a window of at most ctx.read_window encoded bytes at a time (an
+// inner chunk larger than that is a window of its own), each window's inner chunks decoded
+// in parallel before the next window is read.
+void read_through_reader(const ShardLevel& level, const ShardSource& source, std::vector<InnerRead>& reads,
+                         const ReadContext& ctx) {
+  std::vector<InnerRead*> own;  // read one level down, or straight into the output
+  std::vector<std::byte*> blocks;  // for own[i], its block of the output; null: nested
+  std::vector<InnerRead*> windowed;
+  for (InnerRead& read : reads) {
+    std::byte* block = nullptr;
+    if (!read.nested && level.inner_raw && level.inner_bytes >= kMinDirectInnerBytes && read.chunk->covered &&
+        read.chunk->inside) {
+      block = block_in_region(read.chunk->runs(), level, ctx.region);
+    }
+    if (read.nested || block != nullptr) {
+      own.push_back(&read);
+      blocks.push_back(block);
+    } else {
+      windowed.push_back(&read);
+    }
+  }
+  shared_thread_pool().parallel_for(own.size(), [&](std::size_t i) {
+    const InnerRead& read = *own[i];
+    if (blocks[i] == nullptr) return finish_inner_read(level, read, source, ctx);
+    try {
+      if (read.entry.nbytes != level.inner_bytes) fail_raw_inner_size(level, read.entry.nbytes);
+      read_exactly(source, read.entry.offset, MutableByteView(blocks[i], to_size(level.inner_bytes)));
+    } catch (const Error& e) {
+      rethrow_with_context(e, read.chunk->describe());
+    }
+  });
+
+  std::sort(windowed.begin(), windowed.end(),
+            [](const InnerRead* a, const InnerRead* b) { return a->entry.offset < b->entry.offset; });
+  Buffer window;
+  for (std::size_t first = 0; first < windowed.size();) {
+    // Offsets and sizes were checked against the shard's size: no overflow.
+    const std::uint64_t begin = windowed[first]->entry.offset;
+    std::uint64_t end = begin + windowed[first]->entry.nbytes;
+    std::size_t last = first + 1;
+    for (; last < windowed.size(); ++last) {
+      const ShardIndexEntry& entry = windowed[last]->entry;
+      const std::uint64_t reach = std::max(end, entry.offset + entry.nbytes);
+      if (reach - begin > ctx.read_window) break;
+      end = reach;
+    }
+    const std::size_t span = to_size(end - begin);
+    if (window.size() < span) {
+      window = Buffer();  // the old window goes before the larger one comes
+      window = Buffer::allocate(span);
+    }
+    read_exactly(source, begin, MutableByteView(window.data(), span));
+    for (std::size_t k = first; k < last; ++k) {
+      InnerRead& read = *windowed[k];
+      read.bytes = ByteView(window.data() + (read.entry.offset - begin), to_size(read.entry.nbytes));
+    }
+    shared_thread_pool().parallel_for(last - first, [&](std::size_t i) {
+      finish_inner_read(level, *windowed[first + i], source, ctx);
+    });
+    first = last;
+  }
+}
+
 void read_level(const ShardLevel& level, const ShardSource& source, const BlockRuns& runs, const Shape& valid,
                 const ReadContext& ctx) {
   const LevelSelection sel = select_inner_chunks(level, runs, valid);
-  const std::optional<Buffer> index = fetch_index(level, source, ctx);
+  std::optional<Buffer> index_storage;
+  const std::optional<ByteView> index = fetch_index(level, source, ctx, index_storage);
   if (!index) return fill_all(runs, ctx);  // no shard: all fill value
-  const std::vector<ShardIndexEntry> entries = level.codec->decode_index(index->view(), level.layout, source.size);
+  const std::vector<ShardIndexEntry> entries = level.codec->decode_index(*index, level.layout, source.size);
 
   std::vector<InnerRead> reads;
   reads.reserve(sel.chunks.size());
@@ -175,6 +275,7 @@ void read_level(const ShardLevel& level, const ShardSource& source, const BlockR
     read.nested = level.nested != nullptr && !chunk.covered;
     reads.push_back(std::move(read));
   }
+  if (source.reader) return read_through_reader(level, source, reads, ctx);
 
   // Fetch what is not at hand: every inner chunk read whole, in as few ranges as the gap
   // setting allows, through one get_ranges call.
@@ -182,17 +283,18 @@ void read_level(const ShardLevel& level, const ShardSource& source, const BlockR
   for (InnerRead& read : reads) {
     if (read.nested) continue;
     if (source.bytes) {
-      read.bytes = source.bytes->slice(to_size(read.entry.offset), to_size(read.entry.nbytes));
+      read.bytes = source.bytes->subspan(to_size(read.entry.offset), to_size(read.entry.nbytes));
     } else {
       to_fetch.push_back(&read);
     }
   }
+  std::optional<std::vector<Buffer>> got;  // holds the fetched bytes until they are decoded
   if (!to_fetch.empty()) {
     const std::vector<Fetch> fetches = coalesce(to_fetch, source.base, ctx.coalesce_gap);
     std::vector<ByteRange> ranges;
     ranges.reserve(fetches.size());
     for (const Fetch& f : fetches) ranges.push_back(ByteRange::range(f.begin, f.end));
-    const auto got = ctx.store.get_ranges(ctx.key, ranges, BufferPrototype::host());
+    got = ctx.store.get_ranges(ctx.key, ranges, BufferPrototype::host());
     if (!got) return fill_all(runs, ctx);  // deleted since the index was read: now all fill
     if (got->size() != fetches.size()) throw InternalError("get_ranges returned the wrong number of ranges");
     for (std::size_t i = 0; i < fetches.size(); ++i) {
@@ -203,7 +305,7 @@ void read_level(const ShardLevel& level, const ShardSource& source, const BlockR
     }
     for (InnerRead* read : to_fetch) {
       const std::uint64_t offset = source.base + read->entry.offset - fetches[read->fetch].begin;
-      read->bytes = (*got)[read->fetch].slice(to_size(offset), to_size(read->entry.nbytes));
+      read->bytes = (*got)[read->fetch].view().subspan(to_size(offset), to_size(read->entry.nbytes));
     }
   }
 
@@ -232,14 +334,31 @@ BlockRuns task_runs(const ChunkTask& task) {
 
 void ShardIo::read(Store& store, const std::string& key, const ChunkTask& task, const NDView& region) const {
   if (!top_) return read_whole(store, key, task, region);
-  const ReadContext ctx{store, key, region, metadata_.fill_value.bytes(), settings_.coalesce_gap};
+  const ReadContext ctx{store, key, region, metadata_.fill_value.bytes(), settings_.coalesce_gap,
+                        std::max<std::uint64_t>(settings_.read_window, 1)};
   const BlockRuns runs = task_runs(task);
+  const StoreCapabilities capabilities = store.capabilities();
   ShardSource source;
-  // Everything wanted, or ranges no cheaper than the whole: one get.
-  if (task.covers_whole_chunk || !store.capabilities().partial_reads) {
-    source.bytes = store.get(key, BufferPrototype::host());
-    if (!source.bytes) return fill_all(runs, ctx);
-    source.size = source.bytes->size();
+  std::optional<Buffer> whole;
+  std::unique_ptr<ByteSource> reader;
+  if (!capabilities.partial_reads || (task.covers_whole_chunk && capabilities.batched_gets)) {
+    // Ranges no cheaper than the whole, or a remote store, where one request for the whole
+    // shard hides the latency of many: one get.
+    whole = store.get(key, BufferPrototype::host());
+    if (!whole) return fill_all(runs, ctx);
+    source.bytes = whole->view();
+    source.size = whole->size();
+  } else if (task.covers_whole_chunk) {
+    // Everything wanted: the value opened once (one snapshot, whose size checks the index)
+    // and read through the reader, a window at a time, not fetched whole.
+    reader = store.open_reader(key);
+    if (!reader) return fill_all(runs, ctx);
+    source.size = reader->size();
+    if (const std::optional<ByteView> bytes = reader->in_memory()) {
+      source.bytes = *bytes;  // the store's reader holds the whole value already: no copies
+    } else {
+      source.reader = reader.get();
+    }
   }
   read_level(*top_, source, runs, shard_valid_extent(metadata_, task), ctx);
 }

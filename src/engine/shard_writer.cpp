@@ -201,7 +201,7 @@ std::unique_ptr<ShardIo> ShardIo::for_array(const ArrayMetadata& metadata) {
   const auto* codec = dynamic_cast<const ShardingCodec*>(metadata.codecs->array_to_bytes().get());
   if (codec == nullptr) return nullptr;
   const Config& config = current_config();
-  Settings settings{config.shard_coalesce_gap_bytes, config.write_empty_chunks};
+  Settings settings{config.shard_coalesce_gap_bytes, config.write_empty_chunks, config.shard_read_window_bytes};
   std::unique_ptr<ShardLevel> top;
   if (sole_sharding_codec(*metadata.codecs) != nullptr) top = make_shard_level(*codec, metadata.chunk_spec());
   return std::make_unique<ShardIo>(metadata, std::move(top), settings);
