@@ -253,20 +253,6 @@ Array make_array(const std::shared_ptr<Store>& store, const std::string& path, c
   return array;
 }
 
-void expect_same_read(const Array& array, const Selection& selection, const std::string& what) {
-  const NDBuffer cpu = array.read(selection);
-  NDBuffer gpu;
-  {
-    ScopedGpu device;
-    gpu = array.read(selection);
-  }
-  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
-  const Buffer back = to_host(gpu.buffer());
-  ASSERT_EQ(back.size(), cpu.nbytes()) << what;
-  if (back.size() > 0) {
-    ASSERT_EQ(std::memcmp(back.data(), cpu.data(), back.size()), 0) << what;
-  }
-}
 
 TEST(GdsStoreArrays, ReadOnTheDeviceAsOnTheCpu) {
   REQUIRE_GPU();

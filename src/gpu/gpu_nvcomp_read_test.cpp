@@ -55,20 +55,6 @@ void fill(Array& array, std::uint64_t seed) {
                          MemoryKind::kHost});
 }
 
-void expect_same_read(const Array& array, const Selection& selection, const std::string& what) {
-  NDBuffer cpu = array.read(selection);
-  NDBuffer gpu;
-  {
-    ScopedGpu device;
-    gpu = array.read(selection);
-  }
-  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
-  const Buffer back = to_host(gpu.buffer());
-  ASSERT_EQ(back.size(), cpu.nbytes()) << what;
-  if (back.size() > 0) {
-    ASSERT_EQ(std::memcmp(back.data(), cpu.data(), back.size()), 0) << what;
-  }
-}
 
 const json kLittle = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
 const json kBig = {{"name", "bytes"}, {"configuration", {{"endian", "big"}}}};

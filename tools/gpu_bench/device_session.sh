@@ -24,6 +24,14 @@ rm -rf "$work" && mkdir -p "$work"
 start=$SECONDS
 stage() { echo "== $1 (t=$((SECONDS - start)) s)"; }
 wanted() { [[ -z ${STAGES:-} || " $STAGES " == *" $1 "* ]]; }
+# compute-sanitizer TOOL over the GPU tests matching FILTER (quick mode), within SECONDS;
+# prints "LABEL rc N" (9: the tool found something).
+sanitize() {
+  local tool=$1 seconds=$2 filter=$3 label=$4
+  ZARRKIT_GPU_TEST_QUICK=1 timeout "$seconds" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    "$work/bin/gpu_tests" --gtest_filter="$filter"
+  echo "$label rc $?"
+}
 
 stage "unpack"
 tar -C "$work" -xzf "$carry/bundle.tar.gz"
@@ -95,23 +103,15 @@ stage "compute-sanitizer"
 # new host-side planning (sharded reads) and the paths around it.
 filter='GpuShardRead.*:GpuRead.ManyBatches*:GpuRead.V2*:GpuRead.Corrupt*:GpuMemory.*:GpuMemoryStore.*'
 {
-  ZARRKIT_GPU_TEST_QUICK=1 timeout 45 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$work/bin/gpu_tests" --gtest_filter="$filter"
-  echo "memcheck rc $?"
-  ZARRKIT_GPU_TEST_QUICK=1 timeout 35 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$work/bin/gpu_tests" --gtest_filter="$filter"
-  echo "racecheck rc $?"
+  sanitize memcheck 45 "$filter" "memcheck"
+  sanitize racecheck 35 "$filter" "racecheck"
   # The GDS store's engine (I/O threads, pinned staging, copies on their streams) and the
   # device reader's direct chunks.
   # The /Cufile cases load libcufile, whose own driver open memcheck flags (an invalid
   # cuMemFree inside libcufile 1.15 without nvidia-fs); they run in gpu_tests above.
   gds_filter='Paths/GdsDeviceReads.*/Compat:GdsStoreArrays.*'
-  ZARRKIT_GPU_TEST_QUICK=1 timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$work/bin/gpu_tests" --gtest_filter="$gds_filter"
-  echo "memcheck (gds) rc $?"
-  ZARRKIT_GPU_TEST_QUICK=1 timeout 40 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$work/bin/gpu_tests" --gtest_filter="$gds_filter"
-  echo "racecheck (gds) rc $?"
+  sanitize memcheck 40 "$gds_filter" "memcheck (gds)"
+  sanitize racecheck 40 "$gds_filter" "racecheck (gds)"
 } > "$out/sanitizers.log" 2>&1
 grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/sanitizers.log"
 fi
@@ -127,12 +127,8 @@ stage "writes from device memory: tests, zarr-python, sanitizers"
   timeout 30 python3 tools/gpu_bench/check_gpu_written.py /tmp/zk_export
   echo "zarr-python check rc $?"
   # The encoder's hash tables live in shared memory, shared by the lanes of a warp.
-  ZARRKIT_GPU_TEST_QUICK=1 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$work/bin/gpu_tests" --gtest_filter='GpuWrite.*'
-  echo "write memcheck rc $?"
-  ZARRKIT_GPU_TEST_QUICK=1 timeout 90 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$work/bin/gpu_tests" --gtest_filter='GpuWrite.*'
-  echo "write racecheck rc $?"
+  sanitize memcheck 90 'GpuWrite.*' "write memcheck"
+  sanitize racecheck 90 'GpuWrite.*' "write racecheck"
 } > "$out/write_tests.log" 2>&1
 grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) |all arrays match" "$out/write_tests.log"
 fi

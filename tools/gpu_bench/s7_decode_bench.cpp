@@ -504,8 +504,8 @@ void child_main(const std::string& codec, const Batch& b, std::size_t chunk_byte
 // Runs the case's GPU measurements in children until every one is done, restarting after
 // a child that died (the variant it was on is reported as such).
 void run_case_on_gpu(Case& c, const Batch& b, std::size_t chunk_bytes, const std::vector<float>& original,
-                     std::vector<std::string> todo, int reps, DeviceInfo& device) {
-  while (!todo.empty()) {
+                     std::vector<std::string> unmeasured, int reps, DeviceInfo& device) {
+  while (!unmeasured.empty()) {
     int fds[2];
     if (pipe(fds) != 0) {
       std::perror("pipe");
@@ -517,7 +517,7 @@ void run_case_on_gpu(Case& c, const Batch& b, std::size_t chunk_bytes, const std
       prctl(PR_SET_PDEATHSIG, SIGKILL);  // ends with the parent (a `timeout` around the benchmark)
       close(fds[0]);
       g_report_fd = fds[1];
-      child_main(c.codec, b, chunk_bytes, original, todo, reps);
+      child_main(c.codec, b, chunk_bytes, original, unmeasured, reps);
       std::fflush(stdout);
       std::_Exit(0);
     }
@@ -542,7 +542,7 @@ void run_case_on_gpu(Case& c, const Batch& b, std::size_t chunk_bytes, const std
         std::getline(in >> std::ws, m.problem);
         if (gbs != "-") m.gbs = std::stod(gbs);
         c.measured[name] = m;
-        todo.erase(std::remove(todo.begin(), todo.end(), name), todo.end());
+        unmeasured.erase(std::remove(unmeasured.begin(), unmeasured.end(), name), unmeasured.end());
         current.clear();
       } else if (what == "error") {
         std::getline(in >> std::ws, error);
@@ -578,9 +578,9 @@ void run_case_on_gpu(Case& c, const Batch& b, std::size_t chunk_bytes, const std
                        : WIFSIGNALED(wstatus) ? fmt::format("FAILED: the process died of signal {}", WTERMSIG(wstatus))
                                               : fmt::format("FAILED: the process exited with {} (a CUDA error, see above)",
                                                             WEXITSTATUS(wstatus));
-      todo.erase(std::remove(todo.begin(), todo.end(), current), todo.end());
-    } else if (!todo.empty()) {
-      for (const auto& name : todo) c.measured[name].problem = "FAILED: the process ended before it";
+      unmeasured.erase(std::remove(unmeasured.begin(), unmeasured.end(), current), unmeasured.end());
+    } else if (!unmeasured.empty()) {
+      for (const auto& name : unmeasured) c.measured[name].problem = "FAILED: the process ended before it";
       return;
     }
   }
@@ -675,12 +675,12 @@ int main(int argc, char** argv) {
       const Batch b = compress(codec, original, count, chunk_bytes);
       c.ratio = static_cast<double>(count * chunk_bytes) / static_cast<double>(b.compressed);
       c.cpu_gbs = run_cpu(codec, b, chunk_bytes, original);
-      std::vector<std::string> todo;
+      std::vector<std::string> unmeasured;
       const bool zarrkit_gpu = codec == "lz4" || codec == "blosc-lz4";
-      if (zarrkit_gpu) todo = variant_names;
-      if (codec != "blosc-lz4") todo.push_back("nvcomp");
-      c.order = todo;
-      run_case_on_gpu(c, b, chunk_bytes, original, todo, reps, device);
+      if (zarrkit_gpu) unmeasured = variant_names;
+      if (codec != "blosc-lz4") unmeasured.push_back("nvcomp");
+      c.order = unmeasured;
+      run_case_on_gpu(c, b, chunk_bytes, original, unmeasured, reps, device);
       cases.push_back(std::move(c));
       const Case& r = cases.back();
       // Progress, one line per case (the tables follow at the end).
