@@ -6,7 +6,8 @@ parallel client (curl --parallel, no decoding) fetching the same objects: the ce
 the server and the network deliver.
 
     .venv/bin/python bench/remote/remote_read.py [--reps 5] [--concurrency 64] [--servers http,s3]
-        [--latency-ms 0,20] [--size-mib 32] [--s3-size-mib N] [--layouts chunks,shards] [--budget-s 0]
+        [--latency-ms 0,20] [--size-mib 32] [--s3-size-mib N] [--layouts chunks,shards]
+        [--selections whole,crop] [--budget-s 0]
 
 Request concurrency: zarrkit, zarr-python (async.concurrency) and curl use --concurrency;
 tensorstore runs twice, with its default (a shared limit of 32 requests) and with its limit
@@ -14,7 +15,13 @@ raised to --concurrency; zarrkit runs a second time at tensorstore's default of 
 child process: the transport reads ZARRKIT_HTTP_CONCURRENCY once per process). So the table
 shows which part of a difference is the number of requests in flight and which the engine.
 
-Each reader opens the array and reads it whole once to warm up (connections), then `--reps`
+Selections: "whole" reads the array whole; "crop" reads a box of 256 x 128 x 128 across
+shard borders in every axis (a lazy array's typical request: it touches 8 shards in part, or
+16 chunks), where the time is mostly round trips (metadata, shard indexes, then the data)
+and coalescing the inner chunks' byte ranges counts; crops have no raw fetch row (what the
+server alone serves is not one set of objects there).
+
+Each reader opens the array and reads it (or the crop) once to warm up (connections), then `--reps`
 times; the tables show the median and the spread (min-max). The values of every reader's
 last read are checked against the values written, outside the timing. With latency, the
 raw fetch runs twice: directly, and through the delaying server, whose overhead is what it
@@ -76,6 +83,26 @@ def values(shape):
     return out
 
 
+def selection(name, shape):
+    """The slices a selection reads: None for the whole array."""
+    if name == "whole":
+        return None
+    if name == "crop":
+        if shape[0] < 256:
+            raise SystemExit("a crop needs an array of 32 MiB or more")
+        middle = shape[0] // 2 // 128 * 128  # a shard border (shards are 128 planes)
+        return (slice(middle - 128, middle + 128), slice(64, 192), slice(64, 192))
+    raise SystemExit(f"unknown selection {name!r}")
+
+
+def as_text(sel):
+    return "" if sel is None else ",".join(f"{s.start}:{s.stop}" for s in sel)
+
+
+def from_text(text):
+    return None if not text else tuple(slice(*map(int, part.split(":"))) for part in text.split(","))
+
+
 def digest(array):
     return hashlib.blake2b(np.ascontiguousarray(array).data, digest_size=16).hexdigest()
 
@@ -91,28 +118,29 @@ def timed(fn, reps):
     return times, result
 
 
-def child_read(url, reps):
+def child_read(url, reps, sel):
     """--child-read: zarrkit in this process, with the environment's concurrency."""
     import zarrkit
-    times, result = timed(lambda: zarrkit.open_array(url, mode="r")[...], reps)
+    times, result = timed(lambda: zarrkit.open_array(url, mode="r")[sel or ...], reps)
     print(json.dumps({"times": times, "digest": digest(result)}))
 
 
-def zarrkit_in_child(url, concurrency, threads=None):
+def zarrkit_in_child(url, concurrency, sel, threads=None):
     """zarrkit reading `url` in a child process with ZARRKIT_HTTP_CONCURRENCY=concurrency
     (and ZARRKIT_HTTP_THREADS=threads)."""
     def run(reps):
         env = dict(os.environ, ZARRKIT_HTTP_CONCURRENCY=str(concurrency))
         if threads is not None:
             env["ZARRKIT_HTTP_THREADS"] = str(threads)
-        proc = subprocess.run([sys.executable, __file__, "--child-read", url, "--reps", str(reps)], env=env,
+        proc = subprocess.run([sys.executable, __file__, "--child-read", url, "--reps", str(reps),
+                               "--child-selection", as_text(sel)], env=env,
                               capture_output=True, text=True, check=True)
         answer = json.loads(proc.stdout.strip().splitlines()[-1])
         return answer["times"], answer["digest"]
     return run
 
 
-def peers(kind, url, endpoint, name, concurrency):
+def peers(kind, url, endpoint, name, concurrency, sel):
     """The readers: name -> (requests in flight, fn returning the array) or, for a reader
     that runs in a child process, (requests in flight, run(reps) -> (times, digest))."""
     import obstore
@@ -121,9 +149,10 @@ def peers(kind, url, endpoint, name, concurrency):
     import zarrkit
 
     target = url if kind == "http" else f"s3://{BUCKET}/{name}"
+    index = sel or ...
 
     def zk():
-        return zarrkit.open_array(target, mode="r")[...]
+        return zarrkit.open_array(target, mode="r")[index]
 
     def ts_reader(limit):
         if kind == "http":
@@ -137,7 +166,7 @@ def peers(kind, url, endpoint, name, concurrency):
         if limit is not None:
             context[resource] = {"limit": limit}
         spec = {"driver": "zarr3", "kvstore": kvstore, "context": context}
-        return lambda: ts.open(spec, read=True).result().read().result()
+        return lambda: ts.open(spec, read=True).result()[index].read().result()
 
     def zarr_fsspec():
         with zarr.config.set({"async.concurrency": concurrency}):
@@ -148,7 +177,7 @@ def peers(kind, url, endpoint, name, concurrency):
                     f"s3://{BUCKET}/{name}", read_only=True,
                     storage_options={"endpoint_url": endpoint, "key": KEY, "secret": KEY,
                                      "client_kwargs": {"region_name": REGION}})
-            return zarr.open_array(store, mode="r")[...]
+            return zarr.open_array(store, mode="r")[index]
 
     def zarr_obstore():
         with zarr.config.set({"async.concurrency": concurrency}):
@@ -158,7 +187,7 @@ def peers(kind, url, endpoint, name, concurrency):
                 inner = obstore.store.S3Store(BUCKET, prefix=name, endpoint=endpoint, region=REGION,
                                               access_key_id=KEY, secret_access_key=KEY,
                                               client_options={"allow_http": True})
-            return zarr.open_array(zarr.storage.ObjectStore(inner, read_only=True), mode="r")[...]
+            return zarr.open_array(zarr.storage.ObjectStore(inner, read_only=True), mode="r")[index]
 
     readers = {
         "zarrkit": (concurrency, zk),
@@ -167,11 +196,11 @@ def peers(kind, url, endpoint, name, concurrency):
         "zarr-python (fsspec)": (concurrency, zarr_fsspec),
         "zarr-python (obstore)": (concurrency, zarr_obstore),
         f"zarrkit ({TENSORSTORE_DEFAULT_CONCURRENCY} in flight)": (TENSORSTORE_DEFAULT_CONCURRENCY,
-                                                                   zarrkit_in_child(target, TENSORSTORE_DEFAULT_CONCURRENCY)),
+                                                                   zarrkit_in_child(target, TENSORSTORE_DEFAULT_CONCURRENCY, sel)),
     }
     if (os.cpu_count() or 1) >= 8:
         # Its default there is two event loops receiving responses; this row shows what they add.
-        readers["zarrkit (1 receiving thread)"] = (concurrency, zarrkit_in_child(target, concurrency, threads=1))
+        readers["zarrkit (1 receiving thread)"] = (concurrency, zarrkit_in_child(target, concurrency, sel, threads=1))
     return readers
 
 
@@ -205,9 +234,11 @@ def spread(times):
 
 
 def table(case, results, raw, logical):
-    """Markdown lines for one (server, latency, layout) case."""
-    lines = [f"\n### {case['title']}\n",
-             f"{case['objects']} objects, {case['stored'] / 2**20:.1f} MiB stored, {logical / 2**20:.0f} MiB logical; "
+    """Markdown lines for one (server, latency, layout, selection) case."""
+    read = "whole" if case["selection"] == "whole" else f"a crop [{case['slices']}]"
+    lines = [f"\n### {case['title']}: {read}\n",
+             f"{case['objects']} objects, {case['stored'] / 2**20:.1f} MiB stored, {logical / 2**20:.0f} MiB logical "
+             f"read; "
              f"median of {case['reps']} (spread min-max); load average {case['load'][0]:.1f} before, "
              f"{case['load'][1]:.1f} after.\n",
              "| reader | requests in flight | time (s) | spread (s) | logical MB/s | zarrkit speed-up |",
@@ -225,11 +256,13 @@ def table(case, results, raw, logical):
     defaults = {p: t for p, t in others.items() if not p.startswith("tensorstore (limit")}
     best_default = min(defaults, key=defaults.get)
     best = min(others, key=others.get)
-    fetch = statistics.median(raw[case["raw_label"]])
     lines.append(f"\nzarrkit vs the best peer as configured above ({best_default}): "
                  f"**{defaults[best_default] / zk:.2f}x**; vs the best peer with tensorstore's limit raised "
-                 f"({best}): **{others[best] / zk:.2f}x**; zarrkit's time is {zk / fetch:.2f}x the raw parallel "
-                 f"fetch.")
+                 f"({best}): **{others[best] / zk:.2f}x**.")
+    if not raw:
+        return lines
+    fetch = statistics.median(raw[case["raw_label"]])
+    lines[-1] += f" zarrkit's time is {zk / fetch:.2f}x the raw parallel fetch."
     if case["latency_ms"]:
         direct = statistics.median(raw["curl (raw, no delay)"])
         ideal = direct + case["waves"] * case["latency_ms"] / 1000
@@ -250,6 +283,7 @@ def main():
     parser.add_argument("--s3-size-mib", type=int, help="the array read from moto (default: --size-mib); "
                         "moto serves far slower than nginx")
     parser.add_argument("--layouts", default="chunks,shards")
+    parser.add_argument("--selections", default="whole", help="whole, crop (see above)")
     parser.add_argument("--server-workers", type=int, default=1,
                         help="nginx worker processes (the servers in front of the data and of moto)")
     parser.add_argument("--budget-s", type=float, default=0,
@@ -258,9 +292,10 @@ def main():
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "remote" / "last-run.md")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child-read", help=argparse.SUPPRESS)
+    parser.add_argument("--child-selection", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_read:
-        return child_read(args.child_read, args.reps)
+        return child_read(args.child_read, args.reps, from_text(args.child_selection))
 
     import zarr
     from servers import MotoServer, Nginx
@@ -269,6 +304,7 @@ def main():
     servers = args.servers.split(",")
     latencies = [int(x) for x in args.latency_ms.split(",")]
     layouts = args.layouts.split(",")
+    selections = args.selections.split(",")
     os.environ["ZARRKIT_HTTP_CONCURRENCY"] = str(args.concurrency)
     # zarrkit and tensorstore find moto's credentials and region here; no AWS files of the machine.
     for k in [k for k in os.environ if k.startswith("AWS_")]:
@@ -285,7 +321,7 @@ def main():
     def write_out():
         versions = ", ".join(f"{p} {importlib.metadata.version(p)}"
                              for p in ("zarr", "tensorstore", "obstore", "s3fs", "moto"))
-        shapes = "; ".join(f"{server}: {arrays[sizes[server]][3]} uint16 ({sizes[server]} MiB)"
+        shapes = "; ".join(f"{server}: {arrays[sizes[server]][2]} uint16 ({sizes[server]} MiB)"
                            for server in servers if sizes[server] in arrays)
         header = (f"# Reading from servers on loopback (HTTP and S3)\n\nCommand: `{Path(sys.executable).name} "
                   f"bench/remote/remote_read.py {' '.join(sys.argv[1:])}`\n\nMachine: {platform.node()}, "
@@ -315,7 +351,10 @@ def main():
                 a = zarr.create_array(str(www / f"{layout}.zarr"), shape=shape, dtype="uint16",
                                       compressors=zarr.codecs.ZstdCodec(level=1), **LAYOUTS[layout][1])
                 a[...] = expected
-            arrays[size] = (www, digest(expected), expected.nbytes, shape)
+            # Per selection: the digest of the values it reads and their size in bytes.
+            read = {sel: expected[selection(sel, shape) or ...] for sel in selections}
+            arrays[size] = (www, {sel: (digest(v), v.nbytes) for sel, v in read.items()}, shape)
+            del read
             del expected
         moto = None
         if "s3" in servers:
@@ -325,7 +364,7 @@ def main():
             upload(moto.url, arrays[sizes["s3"]][0])
         for latency in latencies:
             for server in servers:
-                www, expected_digest, logical, _ = arrays[sizes[server]]
+                www, expected_reads, shape = arrays[sizes[server]]
                 folder = work / f"{server}-{latency}"
                 folder.mkdir()
                 delayed = None
@@ -355,18 +394,20 @@ def main():
                                f"answer" + (" (nginx in front of moto)" if latency else ""))
                 lines.append(f"\n## {heading}")
                 os.environ["AWS_ENDPOINT_URL_S3"] = endpoint or ""
-                for layout in layouts:
+                for layout, sel_name in [(layout, sel) for layout in layouts for sel in selections]:
                     title, _ = LAYOUTS[layout]
                     if args.budget_s and time.monotonic() - started > args.budget_s:
-                        skipped.append(f"{server}, {latency} ms, {layout}")
+                        skipped.append(f"{server}, {latency} ms, {layout}, {sel_name}")
                         continue
+                    sel = selection(sel_name, shape)
+                    expected_digest, logical = expected_reads[sel_name]
                     name = f"{layout}.zarr"
                     files = sorted(p for p in (www / name).rglob("*") if p.is_file() and p.name != "zarr.json")
                     stored = sum(p.stat().st_size for p in files)
                     load_before = os.getloadavg()[0]
                     results = {}
                     for peer, (concurrency, fn) in peers(server, f"{base}/{name}", endpoint, name,
-                                                         args.concurrency).items():
+                                                         args.concurrency, sel).items():
                         if peer.startswith("zarrkit ("):
                             times, got = fn(args.reps)
                         else:
@@ -374,17 +415,19 @@ def main():
                             got = digest(array)
                             del array
                         if got != expected_digest:
-                            raise SystemExit(f"{peer} read wrong values ({server}, {latency} ms, {layout})")
+                            raise SystemExit(f"{peer} read wrong values ({server}, {latency} ms, {layout}, {sel_name})")
                         results[peer] = {"concurrency": concurrency, "times": times}
                     keys = [p.relative_to(www / name).as_posix() for p in files]
                     raw = {}
                     raw_label = "curl (raw objects, no decoding" + ("; signed" if server == "s3" else "") + ")"
-                    raw[raw_label] = timed(curl_fetch([f"{base}/{name}/{k}" for k in keys], args.concurrency,
-                                                      server == "s3"), args.reps)[0]
-                    if latency:
+                    if sel is None:
+                        raw[raw_label] = timed(curl_fetch([f"{base}/{name}/{k}" for k in keys], args.concurrency,
+                                                          server == "s3"), args.reps)[0]
+                    if latency and sel is None:
                         raw["curl (raw, no delay)"] = timed(curl_fetch([f"{direct_base}/{name}/{k}" for k in keys],
                                                                        args.concurrency, server == "s3"), args.reps)[0]
                     case = {"server": server, "latency_ms": latency, "layout": layout, "title": title,
+                            "selection": sel_name, "slices": as_text(sel),
                             "objects": len(files), "stored": stored, "reps": args.reps,
                             "concurrency": args.concurrency, "waves": math.ceil(len(files) / args.concurrency),
                             "load": (load_before, os.getloadavg()[0]), "raw_label": raw_label}

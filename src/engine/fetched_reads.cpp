@@ -23,6 +23,12 @@ namespace {
 
 constexpr std::size_t kDefaultRequestsInFlight = 64;
 constexpr std::uint64_t kMaxDecodedBytes = std::uint64_t{256} << 20;
+// Large objects requested at once share the link and all finish near the end of the fetch,
+// so decoding could start only then. Requesting at most ~128 MiB (by decoded size, an upper
+// bound of what is sent) at a time lets the first ones finish while the rest are on the way
+// and be decoded meanwhile. 128 MiB still fills a link of 6 GB/s at 20 ms per answer, or
+// 32 connections when each carries 4 MiB chunks; small chunks are not held back by it.
+constexpr std::uint64_t kMaxRequestedBytes = std::uint64_t{128} << 20;
 // Threads for the tasks that read for themselves (a shard read in part: its index, then its
 // inner chunks): each waits for its own requests, so several run at once, a quarter of the
 // requests in flight, to keep that many requests on the way.
@@ -43,7 +49,7 @@ struct Stopped {};
 // batches share.
 class Flow {
  public:
-  explicit Flow(std::size_t budget) : budget_(budget) {}
+  Flow(std::size_t budget, std::size_t requested_budget) : budget_(budget), requested_budget_(requested_budget) {}
 
   // Waits until `count` more chunks fit in the budget and counts them on the way. False
   // once the read has failed.
@@ -55,14 +61,26 @@ class Flow {
     return true;
   }
 
+  // Waits until `count` more chunks may be requested (requested and not yet arrived).
+  // False once the read has failed.
+  bool request(std::size_t count) {
+    std::unique_lock lock(mutex_);
+    room_.wait(lock, [&] { return failure_ || requested_ + count <= requested_budget_; });
+    if (failure_) return false;
+    requested_ += count;
+    return true;
+  }
+
   // A fetched chunk; throws Stopped once the read has failed.
   void arrive(Arrived a) {
     {
       std::lock_guard lock(mutex_);
       if (failure_) throw Stopped{};
       arrived_.push_back(std::move(a));
+      --requested_;
     }
     work_.notify_one();
+    room_.notify_all();  // the batch thread may request more
   }
 
   // The next task to read, or nullopt once the read has failed.
@@ -105,11 +123,13 @@ class Flow {
 
  private:
   const std::size_t budget_;
+  const std::size_t requested_budget_;
   std::mutex mutex_;
   std::condition_variable work_;  // a task arrived, or the read failed
-  std::condition_variable room_;  // a task was read, or the read failed
+  std::condition_variable room_;  // a task arrived or was read, or the read failed
   std::deque<Arrived> arrived_;
   std::size_t on_the_way_ = 0;
+  std::size_t requested_ = 0;
   std::exception_ptr failure_;
 };
 
@@ -117,10 +137,12 @@ class Flow {
 
 FetchBudget fetch_budget(std::size_t requests_in_flight, std::uint64_t chunk_bytes) {
   const std::size_t in_flight = requests_in_flight > 0 ? requests_in_flight : kDefaultRequestsInFlight;
-  const std::uint64_t by_bytes = std::max<std::uint64_t>(kMaxDecodedBytes / std::max<std::uint64_t>(chunk_bytes, 1), 1);
+  const std::uint64_t chunk = std::max<std::uint64_t>(chunk_bytes, 1);
+  const std::uint64_t by_bytes = std::max<std::uint64_t>(kMaxDecodedBytes / chunk, 1);
   FetchBudget b;
   b.chunks = to_size(std::min<std::uint64_t>(std::max<std::size_t>(2 * in_flight, 8), by_bytes));
-  b.batch = std::max<std::size_t>(b.chunks / 4, 1);
+  b.requested = to_size(std::clamp<std::uint64_t>(kMaxRequestedBytes / chunk, 1, b.chunks));
+  b.batch = std::max<std::size_t>(std::min(b.chunks / 4, b.requested / 2), 1);
   b.own_readers = std::clamp<std::size_t>(in_flight / 4, kMinOwnReaders, kMaxOwnReaders);
   return b;
 }
@@ -144,7 +166,7 @@ void read_fetched_as_they_arrive(const std::shared_ptr<Store>& store, const Arra
       keys.push_back(std::move(key));
     }
   }
-  Flow flow(budget.chunks);
+  Flow flow(budget.chunks, budget.requested);
 
   // One batch: its chunks go to the readers one by one, as get_each hands them over.
   auto fetch_batch = [&](std::size_t first, std::size_t count) {
@@ -178,7 +200,7 @@ void read_fetched_as_they_arrive(const std::shared_ptr<Store>& store, const Arra
     std::vector<std::future<void>> fetches;
     for (std::size_t first = 0; first < keys.size(); first += budget.batch) {
       const std::size_t count = std::min(budget.batch, keys.size() - first);
-      if (!flow.reserve(count)) break;
+      if (!flow.reserve(count) || !flow.request(count)) break;
       fetches.push_back(std::async(std::launch::async, fetch_batch, first, count));
     }
     for (auto& f : fetches) f.wait();  // each records its own failure

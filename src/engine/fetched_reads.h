@@ -24,14 +24,17 @@ namespace zarrkit {
 // in batches of how many they are requested.
 struct FetchBudget {
   std::size_t chunks = 0;       // at most this many on the way
+  std::size_t requested = 0;    // of which at most this many requested and not yet arrived
   std::size_t batch = 0;        // keys per get_each call
   std::size_t own_readers = 0;  // threads for the tasks that make their own requests
 };
 // About twice the store's requests in flight (64 when it does not say), so that the
 // transport always has requests queued while the pool decodes, within ~256 MiB of decoded
 // chunks; batches of a quarter of that, so that a new batch starts as soon as a quarter
-// of the budget has been decoded. Readers of their own: a quarter of the requests in
-// flight, between 4 and 16.
+// of the budget has been decoded. Large chunks are requested at most ~128 MiB (decoded) at
+// a time, so that the first ones arrive early and are decoded while the rest are on the
+// way, and in batches of at most half of that. Readers of their own: a quarter of the
+// requests in flight, between 4 and 16.
 FetchBudget fetch_budget(std::size_t requests_in_flight, std::uint64_t chunk_bytes);
 
 // Reads tasks 0..num_tasks-1: the chunk of task i (key `key_of(i)`; "" for a task that reads

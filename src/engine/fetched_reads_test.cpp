@@ -11,6 +11,7 @@
 #include <mutex>
 #include <numeric>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -121,15 +122,22 @@ TEST(FetchedReads, BudgetIsTwiceTheRequestsInFlightWithinTheMemoryLimit) {
   const FetchBudget plain = fetch_budget(64, 512 << 10);
   EXPECT_EQ(plain.chunks, 128u);
   EXPECT_EQ(plain.batch, 32u);
+  EXPECT_EQ(plain.requested, 128u);  // small chunks: all of the budget may be requested at once
   EXPECT_EQ(fetch_budget(0, 512 << 10).chunks, 128u);  // a store that does not say: 64 in flight
   EXPECT_EQ(fetch_budget(2, 100).chunks, 8u);          // never fewer than 8 ...
   EXPECT_EQ(fetch_budget(2, 100).batch, 2u);
   const FetchBudget big = fetch_budget(64, 8 << 20);   // ... unless they would exceed 256 MiB decoded
   EXPECT_EQ(big.chunks, 32u);
+  EXPECT_EQ(big.requested, 16u);  // and at most 128 MiB decoded requested at a time
   EXPECT_EQ(big.batch, 8u);
+  const FetchBudget shards = fetch_budget(64, 4 << 20);
+  EXPECT_EQ(shards.chunks, 64u);
+  EXPECT_EQ(shards.requested, 32u);
+  EXPECT_EQ(shards.batch, 16u);
   const FetchBudget huge = fetch_budget(64, std::uint64_t{1} << 30);
   EXPECT_EQ(huge.chunks, 1u);
   EXPECT_EQ(huge.batch, 1u);
+  EXPECT_EQ(huge.requested, 1u);
   // Readers for the tasks that make their own requests: a quarter of the requests in flight.
   EXPECT_EQ(fetch_budget(64, 100).own_readers, 16u);
   EXPECT_EQ(fetch_budget(32, 100).own_readers, 8u);
@@ -260,6 +268,45 @@ TEST(FetchedReads, AStoreThatHandsOverTooFewValuesIsAnErrorNotAHang) {
   EXPECT_THROW(read_fetched_as_they_arrive(store, *f.metadata, f.region, 12, "array 'x'", key_of_chunk,
                                            [&](const ChunkReadRequest&, std::size_t) {}),
                IoError);
+}
+
+TEST(FetchedReads, LargeChunksAreRequestedAFewAtATimeSoTheFirstArriveEarly) {
+  // Chunks of 16 MiB: 16 on the way (256 MiB decoded), of which at most 8 (128 MiB)
+  // requested and not yet arrived, in batches of 4. The readers never touch the output, so
+  // the region is a view of the array's shape over one byte.
+  constexpr std::size_t kChunks = 40;
+  constexpr std::uint64_t kChunkBytes = 16 << 20;
+  ArraySpec spec;
+  spec.shape = {kChunks * kChunkBytes};
+  spec.chunks = {kChunkBytes};
+  spec.dtype = DataType::uint_(8);
+  spec.codecs = json::array({kBytes});
+  const ArrayMetadata metadata = make_array_metadata(spec, CodecRegistry::builtin());
+  std::byte unused{};
+  const NDView region{&unused, spec.shape, {1}, spec.dtype};
+  auto store = std::make_shared<BatchingStore>(64);
+  put_chunks(*store, kChunks);
+  std::mutex mutex;
+  std::size_t requested = 0;
+  std::size_t arrived = 0;
+  std::size_t most_requested = 0;
+  store->on_batch = [&](std::size_t keys) {
+    std::lock_guard lock(mutex);
+    requested += keys;
+    most_requested = std::max(most_requested, requested - arrived);
+  };
+  store->before_each = [&](const std::string&) {
+    std::this_thread::sleep_for(1ms);  // let other batches start if the budget allowed them
+    std::lock_guard lock(mutex);
+    ++arrived;
+  };
+  std::atomic<std::size_t> read{0};
+  read_fetched_as_they_arrive(store, metadata, region, kChunks, "array 'x'", key_of_chunk,
+                              [&](const ChunkReadRequest&, std::size_t) { ++read; });
+  EXPECT_EQ(read.load(), kChunks);
+  EXPECT_LE(most_requested, 8u);
+  EXPECT_GE(most_requested, 4u);
+  EXPECT_EQ(store->sorted_batch_sizes(), std::vector<std::size_t>(10, 4));
 }
 
 // Through Array::read: every layout of a batching store reads back what was written.
