@@ -198,6 +198,10 @@ def peers(kind, url, endpoint, name, concurrency, sel):
         f"zarrkit ({TENSORSTORE_DEFAULT_CONCURRENCY} in flight)": (TENSORSTORE_DEFAULT_CONCURRENCY,
                                                                    zarrkit_in_child(target, TENSORSTORE_DEFAULT_CONCURRENCY, sel)),
     }
+    # The same read as "zarrkit" but in a fresh process: what the process it runs in (the peers'
+    # libraries and threads loaded, memory used by their reads) costs it.
+    readers[f"zarrkit ({concurrency} in flight, own process)"] = (concurrency,
+                                                                zarrkit_in_child(target, concurrency, sel))
     if (os.cpu_count() or 1) >= 8:
         # Its default there is two event loops receiving responses; this row shows what they add.
         readers["zarrkit (1 receiving thread)"] = (concurrency, zarrkit_in_child(target, concurrency, sel, threads=1))
