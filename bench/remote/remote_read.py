@@ -203,8 +203,13 @@ def peers(kind, url, endpoint, name, concurrency, sel):
     readers[f"zarrkit ({concurrency} in flight, own process)"] = (concurrency,
                                                                 zarrkit_in_child(target, concurrency, sel))
     if (os.cpu_count() or 1) >= 8:
-        # Its default there is two event loops receiving responses; this row shows what they add.
+        # Its default there is several event loops receiving responses (one per 4 hardware
+        # threads, at most 4); this row shows what they add.
         readers["zarrkit (1 receiving thread)"] = (concurrency, zarrkit_in_child(target, concurrency, sel, threads=1))
+    extra = os.environ.get("ZARRKIT_BENCH_RECEIVING_THREADS")  # e.g. "4,8": rows with more of them
+    for threads in (int(t) for t in extra.split(",")) if extra else ():
+        readers[f"zarrkit ({threads} receiving threads)"] = (concurrency,
+                                                              zarrkit_in_child(target, concurrency, sel, threads=threads))
     return readers
 
 

@@ -416,7 +416,7 @@ class CurlTransport final : public HttpTransport {
     // The requests in flight are shared out between the loops, each with its own
     // connections; more loops than requests would idle.
     std::size_t count = options_.event_loops;
-    if (count == 0) count = std::thread::hardware_concurrency() >= 8 ? 2 : 1;
+    if (count == 0) count = default_event_loops(std::thread::hardware_concurrency());
     count = std::clamp<std::size_t>(count, 1, options_.concurrency);
     for (std::size_t i = 0; i < count; ++i) {
       loops_.push_back(std::make_unique<EventLoop>(options_, (options_.concurrency + count - 1 - i) / count));
@@ -530,6 +530,10 @@ std::string_view transport_error_name(TransportError error) {
     case TransportError::kOther: return "transfer failed";
   }
   return "transfer failed";
+}
+
+std::size_t default_event_loops(unsigned hardware_threads) {
+  return std::clamp<std::size_t>(hardware_threads / 4, 1, 4);
 }
 
 std::shared_ptr<HttpTransport> make_curl_transport(const TransportOptions& options) {

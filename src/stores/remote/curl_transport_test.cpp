@@ -217,5 +217,15 @@ TEST_P(CurlTransportLoops, AHandlerThatThrowsStopsTheRequestsNotYetStarted) {
   EXPECT_EQ(body_text(after[0]), "body of g");
 }
 
+TEST(CurlTransportDefaults, OneEventLoopPerFourHardwareThreadsFromOneToFour) {
+  EXPECT_EQ(default_event_loops(0), 1u);  // hardware_concurrency() may not know
+  EXPECT_EQ(default_event_loops(2), 1u);
+  EXPECT_EQ(default_event_loops(7), 1u);
+  EXPECT_EQ(default_event_loops(8), 2u);
+  EXPECT_EQ(default_event_loops(12), 3u);
+  EXPECT_EQ(default_event_loops(16), 4u);
+  EXPECT_EQ(default_event_loops(128), 4u);
+}
+
 }  // namespace
 }  // namespace zarrkit::remote
