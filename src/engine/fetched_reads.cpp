@@ -53,23 +53,11 @@ class Flow {
 
   // Waits until `count` more chunks fit in the budget and counts them on the way. False
   // once the read has failed.
-  bool reserve(std::size_t count) {
-    std::unique_lock lock(mutex_);
-    room_.wait(lock, [&] { return failure_ || on_the_way_ + count <= budget_; });
-    if (failure_) return false;
-    on_the_way_ += count;
-    return true;
-  }
+  bool reserve(std::size_t count) { return take(on_the_way_, budget_, count); }
 
   // Waits until `count` more chunks may be requested (requested and not yet arrived).
   // False once the read has failed.
-  bool request(std::size_t count) {
-    std::unique_lock lock(mutex_);
-    room_.wait(lock, [&] { return failure_ || requested_ + count <= requested_budget_; });
-    if (failure_) return false;
-    requested_ += count;
-    return true;
-  }
+  bool request(std::size_t count) { return take(requested_, requested_budget_, count); }
 
   // A fetched chunk; throws Stopped once the read has failed.
   void arrive(Arrived a) {
@@ -122,6 +110,15 @@ class Flow {
   }
 
  private:
+  // Waits until `count` more fit under `limit` and adds them to `used`; false once failed.
+  bool take(std::size_t& used, std::size_t limit, std::size_t count) {
+    std::unique_lock lock(mutex_);
+    room_.wait(lock, [&] { return failure_ || used + count <= limit; });
+    if (failure_) return false;
+    used += count;
+    return true;
+  }
+
   const std::size_t budget_;
   const std::size_t requested_budget_;
   std::mutex mutex_;
