@@ -10,6 +10,7 @@
 #include "engine/shard_io.h"
 #include "engine/shard_level.h"
 #include "engine/shard_runs.h"
+#include "stores/byte_range_coalescer.h"
 #include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"
@@ -36,18 +37,11 @@ struct ReadContext {
   std::uint64_t read_window;  // encoded bytes read at a time through a reader
 };
 
-// A byte range of the store value to fetch, and the inner chunks it serves.
-struct Fetch {
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-};
-
 // The work for one stored inner chunk.
 struct InnerRead {
   const InnerChunkRef* chunk = nullptr;
   ShardIndexEntry entry;
   bool nested = false;      // read in part, one level down
-  std::size_t fetch = 0;    // which merged range holds its bytes
   ByteView bytes;           // its encoded bytes, once fetched (owned by the caller of the decode)
 };
 
@@ -98,24 +92,15 @@ std::optional<ByteView> fetch_index(const ShardLevel& level, const ShardSource& 
   return storage->view();
 }
 
-// Sorts the ranges of `reads` by offset and merges those less than `gap` bytes apart.
-// Returns the merged ranges; each read learns which one holds it.
-std::vector<Fetch> coalesce(std::vector<InnerRead*>& reads, std::uint64_t base, std::uint64_t gap) {
-  std::sort(reads.begin(), reads.end(),
-            [](const InnerRead* a, const InnerRead* b) { return a->entry.offset < b->entry.offset; });
-  std::vector<Fetch> fetches;
-  for (InnerRead* read : reads) {
-    const std::uint64_t begin = base + read->entry.offset;  // no overflow: checked against the size
-    const std::uint64_t end = begin + read->entry.nbytes;
-    const std::uint64_t reach = fetches.empty() ? 0 : fetches.back().end;
-    if (fetches.empty() || begin > reach + std::min(gap, std::numeric_limits<std::uint64_t>::max() - reach)) {
-      fetches.push_back({begin, end});
-    } else {
-      fetches.back().end = std::max(fetches.back().end, end);
-    }
-    read->fetch = fetches.size() - 1;
+// The byte ranges of `reads`' encoded inner chunks, `base` bytes into the store value.
+// Offsets and sizes were checked against the shard's size: no overflow.
+std::vector<ByteRange> inner_ranges(std::span<InnerRead* const> reads, std::uint64_t base) {
+  std::vector<ByteRange> ranges;
+  ranges.reserve(reads.size());
+  for (const InnerRead* read : reads) {
+    ranges.push_back(ByteRange::range(base + read->entry.offset, base + read->entry.offset + read->entry.nbytes));
   }
-  return fetches;
+  return ranges;
 }
 
 void read_level(const ShardLevel& level, const ShardSource& source, const BlockRuns& runs, const Shape& valid,
@@ -221,34 +206,25 @@ void read_through_reader(const ShardLevel& level, const ShardSource& source, std
     }
   });
 
-  std::sort(windowed.begin(), windowed.end(),
-            [](const InnerRead* a, const InnerRead* b) { return a->entry.offset < b->entry.offset; });
+  // Windows are coalesced reads that may span any gap, but no more than the window.
+  const CoalescedRanges windows = coalesce_byte_ranges(
+      inner_ranges(windowed, 0), {.max_gap = std::numeric_limits<std::uint64_t>::max(), .max_span = ctx.read_window});
   Buffer window;
-  for (std::size_t first = 0; first < windowed.size();) {
-    // Offsets and sizes were checked against the shard's size: no overflow.
-    const std::uint64_t begin = windowed[first]->entry.offset;
-    std::uint64_t end = begin + windowed[first]->entry.nbytes;
-    std::size_t last = first + 1;
-    for (; last < windowed.size(); ++last) {
-      const ShardIndexEntry& entry = windowed[last]->entry;
-      const std::uint64_t reach = std::max(end, entry.offset + entry.nbytes);
-      if (reach - begin > ctx.read_window) break;
-      end = reach;
-    }
-    const std::size_t span = to_size(end - begin);
+  for (std::size_t w = 0; w < windows.requests.size(); ++w) {
+    const std::uint64_t begin = windows.requests[w].start;
+    const std::size_t span = to_size(windows.requests[w].end - begin);
     if (window.size() < span) {
       window = Buffer();  // the old window goes before the larger one comes
       window = Buffer::allocate(span);
     }
     read_exactly(source, begin, MutableByteView(window.data(), span));
-    for (std::size_t k = first; k < last; ++k) {
-      InnerRead& read = *windowed[k];
-      read.bytes = ByteView(window.data() + (read.entry.offset - begin), to_size(read.entry.nbytes));
+    const std::span<const std::size_t> members = windows.members(w);
+    for (const std::size_t k : members) {
+      windowed[k]->bytes = ByteView(window.data() + windows.parts[k].offset, to_size(windows.parts[k].length));
     }
-    shared_thread_pool().parallel_for(last - first, [&](std::size_t i) {
-      finish_inner_read(level, *windowed[first + i], source, ctx);
+    shared_thread_pool().parallel_for(members.size(), [&](std::size_t i) {
+      finish_inner_read(level, *windowed[members[i]], source, ctx);
     });
-    first = last;
   }
 }
 
@@ -290,22 +266,21 @@ void read_level(const ShardLevel& level, const ShardSource& source, const BlockR
   }
   std::optional<std::vector<Buffer>> got;  // holds the fetched bytes until they are decoded
   if (!to_fetch.empty()) {
-    const std::vector<Fetch> fetches = coalesce(to_fetch, source.base, ctx.coalesce_gap);
-    std::vector<ByteRange> ranges;
-    ranges.reserve(fetches.size());
-    for (const Fetch& f : fetches) ranges.push_back(ByteRange::range(f.begin, f.end));
+    const CoalescedRanges fetches =
+        coalesce_byte_ranges(inner_ranges(to_fetch, source.base), {.max_gap = ctx.coalesce_gap});
+    const std::vector<ByteRange>& ranges = fetches.requests;
     got = ctx.store.get_ranges(ctx.key, ranges, BufferPrototype::host());
     if (!got) return fill_all(runs, ctx);  // deleted since the index was read: now all fill
-    if (got->size() != fetches.size()) throw InternalError("get_ranges returned the wrong number of ranges");
-    for (std::size_t i = 0; i < fetches.size(); ++i) {
-      if ((*got)[i].size() != fetches[i].end - fetches[i].begin) {
-        fail_data_loss("bytes [{}, {}) of the shard hold inner chunks, but the shard ends at byte {}",
-                       fetches[i].begin, fetches[i].end, fetches[i].begin + (*got)[i].size());
+    if (got->size() != ranges.size()) throw InternalError("get_ranges returned the wrong number of ranges");
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      if ((*got)[i].size() != ranges[i].end - ranges[i].start) {
+        fail_data_loss("bytes [{}, {}) of the shard hold inner chunks, but the shard ends at byte {}", ranges[i].start,
+                       ranges[i].end, ranges[i].start + (*got)[i].size());
       }
     }
-    for (InnerRead* read : to_fetch) {
-      const std::uint64_t offset = source.base + read->entry.offset - fetches[read->fetch].begin;
-      read->bytes = (*got)[read->fetch].view().subspan(to_size(offset), to_size(read->entry.nbytes));
+    for (std::size_t k = 0; k < to_fetch.size(); ++k) {
+      const CoalescedRanges::Part& part = fetches.parts[k];
+      to_fetch[k]->bytes = (*got)[part.request].view().subspan(to_size(part.offset), to_size(part.length));
     }
   }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "stores/byte_range_coalescer.h"
 #include "stores/file_io.h"
 #include "stores/local_store_internal.h"
 #include "zarrkit/error.h"
@@ -63,33 +64,37 @@ GdsPathReport choose_gds_path(GdsMode requested, const CufileProbe& probe) {
 std::vector<Piece> plan_pieces(std::span<const PlannedRead> reads, std::uint64_t piece_bytes,
                                std::uint64_t max_gap) {
   if (piece_bytes == 0) fail_invalid("GDS pieces must hold at least one byte");
-  std::vector<Piece> pieces;
-  bool open = false;  // the last piece may take more reads
+  // A read longer than a piece is cut into pieces of exactly piece_bytes and a rest first;
+  // a part that fills a piece can share it with nothing, so only the short ones coalesce.
+  std::vector<PieceSegment> parts;
+  std::vector<ByteRange> destinations;
+  parts.reserve(reads.size());
+  destinations.reserve(reads.size());
   for (std::size_t r = 0; r < reads.size(); ++r) {
     const PlannedRead& read = reads[r];
-    if (read.length == 0) continue;
-    std::uint64_t done = 0;
-    // Into the open piece when it follows closely enough and everything fits.
-    if (open) {
-      Piece& last = pieces.back();
-      const std::uint64_t end = last.dest + last.length;
-      if (read.dest >= end && read.dest - end <= max_gap && read.dest - last.dest <= piece_bytes &&
-          read.length <= piece_bytes - (read.dest - last.dest)) {
-        last.segments.push_back({static_cast<std::uint32_t>(r), read.file_offset, read.length, read.dest - last.dest});
-        last.length = read.dest + read.length - last.dest;
-        continue;
-      }
-    }
-    while (done < read.length) {
+    for (std::uint64_t done = 0; done < read.length;) {
       const std::uint64_t n = std::min(piece_bytes, read.length - done);
-      Piece piece;
-      piece.dest = read.dest + done;
-      piece.length = n;
-      piece.segments.push_back({static_cast<std::uint32_t>(r), read.file_offset + done, n, 0});
-      pieces.push_back(std::move(piece));
+      parts.push_back({static_cast<std::uint32_t>(r), read.file_offset + done, n, 0});
+      destinations.push_back(ByteRange::range(read.dest + done, read.dest + done + n));
       done += n;
     }
-    open = pieces.back().length < piece_bytes;
+  }
+  // In destination order, never sharing bytes: each segment lands in its own part of the
+  // staging buffer.
+  const CoalescedRanges merged = coalesce_byte_ranges(
+      destinations, {.max_gap = max_gap, .max_span = piece_bytes, .keep_order = true, .merge_overlaps = false});
+  std::vector<Piece> pieces(merged.requests.size());
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    Piece& piece = pieces[p];
+    piece.dest = merged.requests[p].start;
+    piece.length = merged.requests[p].end - piece.dest;
+    const std::span<const std::size_t> members = merged.members(p);
+    piece.segments.reserve(members.size());
+    for (const std::size_t k : members) {
+      PieceSegment segment = parts[k];
+      segment.staging_offset = merged.parts[k].offset;
+      piece.segments.push_back(segment);
+    }
   }
   return pieces;
 }

@@ -65,7 +65,8 @@ struct Piece {
 // Cuts `reads` into pieces of at most `piece_bytes` (> 0): a read longer than that is split
 // into pieces of exactly `piece_bytes` and a rest; reads that follow one another in the
 // destination with at most `max_gap` bytes between them (and do not overlap) share a piece
-// while it has room, so that small values travel in one copy. The gap bytes are copied
+// while it has room (the byte-range coalescer, in the reads' order), so that small values
+// travel in one copy. The gap bytes are copied
 // too (they hold whatever the staging buffer held): pass 0 unless the destination's gaps
 // are the caller's own padding. Zero-length reads need no piece. Every byte of every read
 // is in exactly one segment.

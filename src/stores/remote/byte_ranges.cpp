@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <numeric>
 
 #include <fmt/format.h>
 
@@ -110,44 +109,14 @@ Verdict check_range_response(const ByteRange& range, HttpResponse& response, Buf
 }
 
 RangePlan plan_ranges(std::span<const ByteRange> ranges, std::uint64_t max_gap, std::uint64_t max_span) {
-  RangePlan plan;
-  plan.parts.resize(ranges.size());
-  std::vector<std::size_t> order;  // the kRange ranges, by start
-  for (std::size_t i = 0; i < ranges.size(); ++i) {
-    if (ranges[i].kind == ByteRange::Kind::kRange) {
-      order.push_back(i);
-    } else {
-      plan.parts[i] = {plan.requests.size(), 0, std::numeric_limits<std::uint64_t>::max()};
-      plan.requests.push_back(ranges[i]);
-    }
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return ranges[a].start < ranges[b].start; });
-  std::optional<std::size_t> open;  // the merged request being grown
-  for (std::size_t i : order) {
-    const std::uint64_t start = ranges[i].start;
-    const std::uint64_t end = std::max(ranges[i].end, start);
-    if (open) {
-      ByteRange& merged = plan.requests[*open];
-      const bool near = start <= merged.end || start - merged.end <= max_gap;
-      if (near && std::max(end, merged.end) - merged.start <= max_span) {
-        merged.end = std::max(merged.end, end);
-        plan.parts[i] = {*open, start - merged.start, end - start};
-        continue;
-      }
-    }
-    open = plan.requests.size();
-    plan.parts[i] = {*open, 0, end - start};
-    plan.requests.push_back(ByteRange::range(start, end));
-  }
-  return plan;
+  return coalesce_byte_ranges(ranges, {.max_gap = max_gap, .max_span = max_span});
 }
 
 std::vector<Buffer> split_ranges(const RangePlan& plan, const std::vector<Buffer>& fetched) {
   std::vector<Buffer> out;
   out.reserve(plan.parts.size());
   for (const RangePlan::Part& part : plan.parts) {
-    const Buffer& source = fetched.at(part.source);
+    const Buffer& source = fetched.at(part.request);
     const std::uint64_t begin = std::min<std::uint64_t>(part.offset, source.size());
     const std::uint64_t end = std::min<std::uint64_t>(source.size(), begin + std::min(part.length, source.size()));
     out.push_back(end > begin ? source.slice(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin))

@@ -1,5 +1,5 @@
 // Byte ranges over HTTP: the Range header for a ByteRange, checking that a response holds
-// exactly the bytes asked for, and coalescing nearby ranges into fewer requests.
+// exactly the bytes asked for, and the requests of a get_ranges call.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "stores/byte_range_coalescer.h"
 #include "stores/remote/http_transport.h"
 #include "stores/remote/retry.h"
 #include "zarrkit/store.h"
@@ -34,20 +35,11 @@ std::optional<ContentRange> parse_content_range(std::string_view value);
 // inconsistent is retried, and becomes DataLossError if it persists.
 Verdict check_range_response(const ByteRange& range, HttpResponse& response, Buffer& out);
 
-// Nearby kRange requests merged: each of `requests` is fetched, and the original range i
-// is bytes [offset, offset + length) of fetched request `source[i]` (clamped to what came
-// back, as ranges past the end are).
-struct RangePlan {
-  std::vector<ByteRange> requests;
-  struct Part {
-    std::size_t source;
-    std::uint64_t offset;
-    std::uint64_t length;
-  };
-  std::vector<Part> parts;  // one per original range
-};
-// Ranges whose gap is at most `max_gap` bytes are merged while the merged range stays at
-// most `max_span` bytes. Suffix and open-ended ranges are fetched as they are.
+// A get_ranges call's requests: nearby kRange ranges merged by the shared coalescer
+// (stores/byte_range_coalescer.h), taken by start, overlaps sharing their bytes; ranges whose
+// gap is at most `max_gap` bytes are merged while the merged range stays at most `max_span`
+// bytes. Suffix and open-ended ranges are fetched as they are.
+using RangePlan = CoalescedRanges;
 RangePlan plan_ranges(std::span<const ByteRange> ranges, std::uint64_t max_gap, std::uint64_t max_span);
 // The original ranges' bytes from the fetched ones (sharing their memory).
 std::vector<Buffer> split_ranges(const RangePlan& plan, const std::vector<Buffer>& fetched);
