@@ -8,8 +8,7 @@
 #include <fmt/format.h>
 
 #include "stores/remote/aws_config.h"
-#include "stores/remote/byte_ranges.h"
-#include "stores/remote/remote_settings.h"
+#include "stores/remote/object_reader.h"
 #include "stores/remote/s3_endpoint.h"
 #include "stores/remote/s3_xml.h"
 #include "stores/remote/sigv4.h"
@@ -32,15 +31,6 @@ bool retryable_code(std::string_view code) {
   return code == "SlowDown" || code == "RequestTimeout" || code == "InternalError" || code == "ServiceUnavailable" ||
          code == "Throttling" || code == "ThrottlingException" || code == "RequestLimitExceeded" ||
          code == "ConditionalRequestConflict" || code == "OperationAborted";
-}
-
-std::optional<std::uint64_t> content_length(const HttpResponse& r) {
-  auto value = r.header("content-length");
-  if (!value) return std::nullopt;
-  std::uint64_t n = 0;
-  auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
-  if (ec != std::errc() || end != value->data() + value->size()) return std::nullopt;
-  return n;
 }
 
 std::optional<std::uint64_t> environment_bytes(const char* name) {
@@ -84,7 +74,7 @@ using Precondition = std::optional<std::pair<std::string, std::string>>;
 
 }  // namespace
 
-struct S3Store::Impl {
+struct S3Store::Impl final : ObjectProtocol {
   S3Options options;
   std::uint64_t multipart_threshold = 0;
   std::uint64_t part_size = 0;
@@ -93,6 +83,7 @@ struct S3Store::Impl {
   std::string prefix;  // "" or "a/b", without slashes at either end
   std::string description;
   RemoteSettings settings;
+  ObjectReader reader{*this, settings, description};
 
   std::string object_key(std::string_view key) const {
     return prefix.empty() ? std::string(key) : prefix + "/" + std::string(key);
@@ -138,7 +129,7 @@ struct S3Store::Impl {
 
   // The verdict on everything but the successes and the answers each operation judges
   // itself (404 on objects, 412, 416): nullopt for those.
-  std::optional<Verdict> verdict(const HttpResponse& r) const {
+  std::optional<Verdict> verdict(const HttpResponse& r) const override {
     if (auto v = transport_verdict(r)) return v;
     if (r.status >= 200 && r.status < 300) return std::nullopt;
     auto error = parse_s3_error(r.body.empty() ? ByteView() : r.body.view());
@@ -164,12 +155,6 @@ struct S3Store::Impl {
     return Verdict::fail(failure_text(r));
   }
 
-  Verdict judge_plain(const HttpResponse& r) const {
-    if (auto v = verdict(r)) return *v;
-    if (r.status == 412) return Verdict::fail(failure_text(r));
-    return Verdict::accept();
-  }
-
   std::vector<HttpResponse> run(std::span<const HttpRequest> requests, const Judge& judge) const {
     return perform_with_retries(settings.transport->get(), requests, judge, settings.retry);
   }
@@ -182,73 +167,26 @@ struct S3Store::Impl {
     if (options.read_only) fail_invalid("{}: cannot {} \"{}\": the store is open read-only", description, what, key);
   }
 
-  // ---- reads ----
+  // ---- reads (ObjectReader) ----
+
+  HttpRequest head_request(std::string_view key) const override { return make("HEAD", object_key(key), {}); }
+  // Whole values come with the checksum S3 keeps for objects uploaded with one.
+  HttpRequest get_request(std::string_view key, const std::optional<std::string>& range) const override {
+    if (!range) return make("GET", object_key(key), {}, {{"x-amz-checksum-mode", "ENABLED"}});
+    return make("GET", object_key(key), {}, {{"Range", *range}});
+  }
+  bool absent(const HttpResponse& r) const override { return r.status == 404; }
+  Verdict unexpected(const HttpResponse& r) const override { return Verdict::fail(failure_text(r)); }
+  std::optional<Verdict> check_whole(const HttpResponse& r) const override {
+    if (auto mismatch = checksum_mismatch(r)) return Verdict::retry(*mismatch, ErrorCode::kDataLoss);
+    return std::nullopt;
+  }
+  bool head_needs_length() const override { return true; }
 
   std::optional<S3ObjectInfo> head(std::string_view key) const {
-    HttpResponse r = run_one(make("HEAD", object_key(key), {}), [&](std::size_t, HttpResponse& response) {
-      if (auto v = verdict(response)) return *v;
-      if (response.status == 404) return Verdict::accept();
-      if (response.status != 200) return Verdict::fail(failure_text(response));
-      if (!content_length(response)) return Verdict::retry("a HEAD answer without Content-Length");
-      return Verdict::accept();
-    });
-    if (r.status == 404) return std::nullopt;
-    return S3ObjectInfo{*content_length(r), std::string(r.header("etag").value_or(""))};
-  }
-
-  // The whole value and its ETag. The SHA-256 checksum S3 keeps for objects written with
-  // one (zarrkit's own single-part writes) is checked.
-  std::optional<std::pair<Buffer, std::string>> get_whole(std::string_view key) const {
-    HttpResponse r = run_one(whole_request(key), [&](std::size_t, HttpResponse& response) { return judge_whole(response); });
-    if (r.status == 404) return std::nullopt;
-    return std::pair(std::move(r.body), std::string(r.header("etag").value_or("")));
-  }
-
-  // The whole values of `keys`, requested together, each handed to `on_value` as it
-  // arrives (nullopt: absent); checked as above.
-  void get_each(std::span<const std::string> keys,
-                const std::function<void(std::size_t, std::optional<Buffer>)>& on_value) const {
-    std::vector<HttpRequest> requests;
-    requests.reserve(keys.size());
-    for (const std::string& key : keys) requests.push_back(whole_request(key));
-    perform_each_with_retries(
-        settings.transport->get(), requests,
-        [&](std::size_t, HttpResponse& response) { return judge_whole(response); },
-        [&](std::size_t i, HttpResponse& r) {
-          on_value(i, r.status == 404 ? std::nullopt : std::optional<Buffer>(std::move(r.body)));
-        },
-        settings.retry);
-  }
-
-  HttpRequest whole_request(std::string_view key) const {
-    return make("GET", object_key(key), {}, {{"x-amz-checksum-mode", "ENABLED"}});
-  }
-
-  Verdict judge_whole(const HttpResponse& response) const {
-    if (auto v = verdict(response)) return *v;
-    if (response.status == 404) return Verdict::accept();
-    if (response.status != 200) return Verdict::fail(failure_text(response));
-    if (auto mismatch = checksum_mismatch(response)) return Verdict::retry(*mismatch, ErrorCode::kDataLoss);
-    return Verdict::accept();
-  }
-
-  std::optional<std::vector<Buffer>> fetch(std::string_view key, std::span<const ByteRange> ranges) const {
-    std::vector<HttpRequest> requests;
-    requests.reserve(ranges.size());
-    for (const ByteRange& range : ranges) {
-      requests.push_back(make("GET", object_key(key), {}, {{"Range", *range_header(range)}}));
-    }
-    std::vector<Buffer> out(ranges.size());
-    auto responses = run(requests, [&](std::size_t i, HttpResponse& r) {
-      if (auto v = verdict(r)) return *v;
-      if (r.status == 404) return Verdict::accept();
-      if (r.status == 412) return Verdict::fail(failure_text(r));
-      return check_range_response(ranges[i], r, out[i]);
-    });
-    for (const HttpResponse& r : responses) {
-      if (r.status == 404) return std::nullopt;
-    }
-    return out;
+    const std::optional<ObjectHead> info = reader.head(key);
+    if (!info) return std::nullopt;
+    return S3ObjectInfo{*info->size, info->etag};
   }
 
   // ---- writes ----
@@ -463,75 +401,27 @@ std::string S3Store::describe() const { return impl_->description; }
 
 std::optional<Buffer> S3Store::get(std::string_view key, const BufferPrototype& prototype,
                                    std::optional<ByteRange> range) {
-  validate_key(key);
-  std::optional<Buffer> data;
-  if (!range) {
-    auto whole = impl_->get_whole(key);
-    if (whole) data = std::move(whole->first);
-  } else if (!range_header(*range)) {
-    if (impl_->head(key)) data = Buffer();
-  } else {
-    auto parts = impl_->fetch(key, std::span(&*range, 1));
-    if (parts) data = std::move(parts->front());
-  }
-  if (!data) return std::nullopt;
-  return to_prototype(std::move(*data), prototype, describe());
+  return impl_->reader.get(key, prototype, range);
 }
 
 std::vector<std::optional<Buffer>> S3Store::get_many(std::span<const std::string> keys,
                                                     const BufferPrototype& prototype) {
-  std::vector<std::optional<Buffer>> values(keys.size());
-  get_each(keys, prototype, [&](std::size_t i, std::optional<Buffer> value) { values[i] = std::move(value); });
-  return values;
+  return impl_->reader.get_many(keys, prototype);
 }
 
 void S3Store::get_each(std::span<const std::string> keys, const BufferPrototype& prototype,
                        const ValueHandler& on_value) {
-  for (const std::string& key : keys) validate_key(key);
-  impl_->get_each(keys, [&](std::size_t i, std::optional<Buffer> value) {
-    if (value) value = to_prototype(std::move(*value), prototype, describe());
-    on_value(i, std::move(value));
-  });
+  impl_->reader.get_each(keys, prototype, on_value);
 }
 
 std::optional<std::vector<Buffer>> S3Store::get_ranges(std::string_view key, std::span<const ByteRange> ranges,
                                                        const BufferPrototype& prototype) {
-  validate_key(key);
-  RangePlan plan = plan_ranges(ranges, impl_->settings.coalesce_gap, impl_->settings.coalesce_max);
-  std::vector<ByteRange> to_fetch;
-  std::vector<std::size_t> fetched_index(plan.requests.size(), SIZE_MAX);
-  for (std::size_t i = 0; i < plan.requests.size(); ++i) {
-    if (range_header(plan.requests[i])) {
-      fetched_index[i] = to_fetch.size();
-      to_fetch.push_back(plan.requests[i]);
-    }
-  }
-  std::vector<Buffer> fetched(plan.requests.size());
-  if (to_fetch.empty()) {
-    if (!impl_->head(key)) return std::nullopt;
-  } else {
-    auto got = impl_->fetch(key, to_fetch);
-    if (!got) return std::nullopt;
-    for (std::size_t i = 0; i < plan.requests.size(); ++i) {
-      if (fetched_index[i] != SIZE_MAX) fetched[i] = std::move((*got)[fetched_index[i]]);
-    }
-  }
-  std::vector<Buffer> parts = split_ranges(plan, fetched);
-  for (Buffer& part : parts) part = to_prototype(std::move(part), prototype, describe());
-  return parts;
+  return impl_->reader.get_ranges(key, ranges, prototype);
 }
 
-bool S3Store::exists(std::string_view key) {
-  validate_key(key);
-  return impl_->head(key).has_value();
-}
+bool S3Store::exists(std::string_view key) { return impl_->reader.exists(key); }
 
-std::optional<std::uint64_t> S3Store::size(std::string_view key) {
-  validate_key(key);
-  auto info = impl_->head(key);
-  if (!info) return std::nullopt;
-  return info->size;
-}
+std::optional<std::uint64_t> S3Store::size(std::string_view key) { return impl_->reader.size(key); }
 
 void S3Store::set(std::string_view key, ByteView value) { impl_->write(key, value, std::nullopt); }
 
@@ -636,7 +526,7 @@ std::optional<S3ObjectInfo> S3Store::head(std::string_view key) {
 
 std::optional<std::pair<Buffer, std::string>> S3Store::get_with_etag(std::string_view key) {
   validate_key(key);
-  return impl_->get_whole(key);
+  return impl_->reader.get_with_etag(key);
 }
 
 bool S3Store::set_if_absent(std::string_view key, ByteView value) {
