@@ -1,12 +1,25 @@
-// Runtime settings: global, and overridable for a scope (like zarr.config.set).
+// Runtime settings: one object holding every knob of the engine, the remote stores and the
+// GPU path; global, and overridable for a scope (like zarr.config.set).
 //
 //   zarrkit::global_config().num_threads = 8;         // global
-//   { zarrkit::ScopedConfig scoped([](Config& c) { c.write_empty_chunks = true; }); ... }
+//   { zarrkit::ScopedConfig scoped([](Config& c) { c.remote.concurrency = 16; }); ... }
+//
+// The global settings start from the defaults below with the ZARRKIT_* environment
+// variables applied, read once, when global_config() is first used (docs/settings.md lists
+// every setting with its variable). A malformed variable is InvalidArgumentError naming it,
+// from that first use on.
+//
+// Each request reads the settings in force on the thread that starts it (current_config()),
+// when it starts: the shared pool's workers never read them. Stores read theirs when they
+// are made: a remote or GDS store keeps the settings in force at its creation, and explicit
+// options given to it (RemoteOptions, S3Options, GdsOptions) win over them.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "zarrkit/buffer.h"
 
@@ -14,8 +27,103 @@ namespace zarrkit {
 
 class ThreadPool;
 
+// How a GdsStore reads into device memory: cuFile where it works, else zarrkit's pinned
+// staging ("compat"); see zarrkit/stores/gds_store.h.
+enum class GdsMode : std::uint8_t { kAuto, kCufile, kCompat };
+
+// The HTTP and S3 stores (zarrkit/stores/http_store.h, s3_store.h).
+struct RemoteConfig {
+  // Requests in flight at once per transport (ZARRKIT_HTTP_CONCURRENCY). Object stores
+  // answer each request after a round trip: many requests in flight hide that latency,
+  // while each one may open a connection of its own, which servers limit.
+  std::size_t concurrency = 64;
+  // Event-loop threads that receive responses, sharing the requests in flight
+  // (ZARRKIT_HTTP_THREADS); 0: one per 4 hardware threads, 1 to 4 (one thread copying
+  // every body becomes the limit on many cores).
+  std::size_t event_loops = 0;
+  // ZARRKIT_HTTP_CONNECT_TIMEOUT_MS: a server that does not accept a connection within this
+  // is treated as down (and the request retried).
+  std::chrono::milliseconds connect_timeout{10'000};
+  // ZARRKIT_HTTP_STALL_TIMEOUT_MS: a transfer that moves no bytes for this long fails and is
+  // retried. Catches dead connections without limiting large transfers.
+  std::chrono::milliseconds stall_timeout{30'000};
+  // ZARRKIT_HTTP_REQUEST_TIMEOUT_MS: a limit on a whole request; 0, none (stalls are caught
+  // above, and large values take time).
+  std::chrono::milliseconds request_timeout{0};
+  // Retries of failures that may pass (5xx, throttling, timeouts, resets), with exponential
+  // backoff and full jitter: ZARRKIT_HTTP_MAX_ATTEMPTS tries in all (the first included),
+  // the ceiling starting at ZARRKIT_HTTP_RETRY_INITIAL_MS and doubling up to
+  // ZARRKIT_HTTP_RETRY_MAX_MS; no retry starts later than ZARRKIT_HTTP_RETRY_TOTAL_MS
+  // after the first try. The defaults ride out a short outage or a burst of throttling
+  // and still fail within about a minute when a server stays down.
+  int max_attempts = 8;
+  std::chrono::milliseconds retry_initial_delay{100};
+  std::chrono::milliseconds retry_max_delay{5'000};
+  std::chrono::milliseconds retry_total{60'000};
+  // Check servers' TLS certificates (ZARRKIT_HTTP_VERIFY_TLS). Off only for test servers.
+  bool verify_tls = true;
+  // A PEM file of the certificate authorities to trust instead of the system's (a private
+  // CA, a self-signed server); empty: the system's. From ZARRKIT_CA_BUNDLE, else
+  // AWS_CA_BUNDLE (as boto3 reads it), else CURL_CA_BUNDLE.
+  std::string ca_bundle;
+  // get_ranges merges ranges of one value that are at most coalesce_gap_bytes apart into
+  // requests of at most coalesce_max_bytes: a round trip costs more than the bytes between
+  // two nearby ranges, and one large request more than several in flight at once.
+  std::uint64_t coalesce_gap_bytes = 256 * 1024;
+  std::uint64_t coalesce_max_bytes = 32 * 1024 * 1024;
+  // S3 values larger than this are written as multipart uploads of s3_part_size_bytes
+  // (ZARRKIT_S3_MULTIPART_THRESHOLD, ZARRKIT_S3_PART_SIZE; parts are at least 5 MiB, S3's
+  // minimum, and larger when 10000 parts would not hold the value). Parts go up in
+  // parallel, and a failed part is retried alone.
+  std::uint64_t s3_multipart_threshold_bytes = std::uint64_t{64} << 20;
+  std::uint64_t s3_part_size_bytes = std::uint64_t{16} << 20;
+
+  bool operator==(const RemoteConfig&) const = default;
+};
+
+// Reads into (and writes from) device memory: the device reader and writer, nvCOMP,
+// GdsStore (docs/gpu.md). Plain values: a build without CUDA keeps and ignores them.
+struct GpuConfig {
+  // Decoded bytes one batch of chunks may hold (ZARRKIT_GPU_BATCH_BYTES). A batch is read
+  // into pinned staging and decoded by a few kernel launches: large enough to fill the GPU
+  // with work, small enough that the staging and device scratch of several batches in
+  // flight stay a small part of the device's memory.
+  std::uint64_t batch_budget_bytes = std::uint64_t{256} << 20;
+  // Batches in flight at once, 1 to 8 (ZARRKIT_GPU_PIPELINE_DEPTH): the host prepares one
+  // while the GPU works on the others; a batch of blosc chunks rarely has enough streams to
+  // fill a GPU by itself, hence 4.
+  std::size_t pipeline_depth = 4;
+  // Decode zstd and gzip chunks with nvCOMP (ZARRKIT_NVCOMP_DECODE), in batches of at least
+  // nvcomp_min_chunks of them (ZARRKIT_NVCOMP_MIN_CHUNKS): its batched decoders beat the
+  // host's threads only on many small chunks. Off by default because nvCOMP documents
+  // undefined behaviour on corrupt input: for data one trusts (docs/gpu.md).
+  bool nvcomp_decode = false;
+  std::uint64_t nvcomp_min_chunks = 512;
+  // Arrays on a GdsStore whose chunks are stored as laid out (no codec but bytes and
+  // transposes, not sharded) are read by the store straight into device memory rather
+  // than through the pinned staging (ZARRKIT_GDS_DIRECT; off only to compare the paths).
+  bool gds_direct = true;
+  // GdsStore's device-read path (ZARRKIT_GDS_MODE: auto, cufile or compat), its I/O threads
+  // (ZARRKIT_GDS_THREADS, at most 256) and the bytes each reads at a time
+  // (ZARRKIT_GDS_PIECE_BYTES, at most 1 GiB; "4M", "512k"): 16 threads of 4 MiB pieces
+  // keep a page cache's reads and the copies to the device overlapped.
+  GdsMode gds_mode = GdsMode::kAuto;
+  std::size_t gds_threads = 16;
+  std::uint64_t gds_piece_bytes = std::uint64_t{4} << 20;
+  // Where to load cuFile and nvCOMP from at run time (ZARRKIT_CUFILE_LIBRARY,
+  // ZARRKIT_NVCOMP_LIBRARY); empty: libcufile.so.0 then libcufile.so, libnvcomp.so.6 then
+  // libnvcomp.so on the loader's path. Each library is loaded once per process, with the
+  // path in force at that first load (a GdsStore's creation for cuFile, the first read
+  // that may use nvCOMP for nvCOMP).
+  std::string cufile_library;
+  std::string nvcomp_library;
+
+  bool operator==(const GpuConfig&) const = default;
+};
+
 struct Config {
-  // Worker threads for encoding/decoding; 0 means the number of hardware threads.
+  // Worker threads for encoding/decoding (ZARRKIT_NUM_THREADS); 0 means the number of
+  // hardware threads.
   std::size_t num_threads = 0;
   // Store chunks that are entirely the fill value (zarr-python's write_empty_chunks).
   bool write_empty_chunks = false;
@@ -30,7 +138,15 @@ struct Config {
   // read's peak memory by ~20% of its output). Large enough that one read serves many
   // inner chunks.
   std::uint64_t shard_read_window_bytes = 4 << 20;
+  RemoteConfig remote;
+  GpuConfig gpu;
+
+  bool operator==(const Config&) const = default;
 };
+
+// The defaults with the ZARRKIT_* environment variables applied, read once: what
+// global_config() starts from, and what zarrkit.config.reset() restores.
+const Config& environment_config();
 
 // The process-wide settings. Change them before starting work, not during.
 Config& global_config();

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "codecs/compressor_test_support.h"
+#include "core/settings_env.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
@@ -544,7 +545,7 @@ TEST(ShardingCodec, DecodesAndReproducesZarrPythonShards) {
 // ---- zarr-java's shards with the index at the start and at the end ---------------------------------
 
 fs::path corpus_root() {
-  if (const char* env = std::getenv("ZARRKIT_CORPUS")) return env;
+  if (auto env = environment_variable("ZARRKIT_CORPUS")) return *env;
   return fs::path(ZARRKIT_SOURCE_DIR) / ".." / "shared" / "corpus";
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/settings_env.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"
 
@@ -12,8 +13,15 @@ namespace {
 thread_local const Config* t_scoped = nullptr;
 }
 
+const Config& environment_config() {
+  // A malformed variable throws here, and again at each later call: static initialisation
+  // that throws is tried again.
+  static const Config config = config_from_environment(environment_variable);
+  return config;
+}
+
 Config& global_config() {
-  static Config config;
+  static Config config = environment_config();
   return config;
 }
 

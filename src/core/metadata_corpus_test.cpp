@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/settings_env.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/metadata.h"
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 fs::path corpus_root() {
-  if (const char* env = std::getenv("ZARRKIT_CORPUS")) return env;
+  if (auto env = environment_variable("ZARRKIT_CORPUS")) return *env;
   return fs::path(ZARRKIT_SOURCE_DIR) / ".." / "shared" / "corpus";
 }
 

@@ -22,6 +22,8 @@ struct GdsEngineSettings {
   GdsMode mode = GdsMode::kAuto;
   std::size_t threads = 16;
   std::uint64_t piece_bytes = 4u << 20;
+  // Where cuFile is loaded from, if this engine is the first to load it (Config::gpu).
+  std::string cufile_library;
   bool operator==(const GdsEngineSettings&) const = default;
 };
 

@@ -1,7 +1,6 @@
 #include "stores/gds_plan.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "stores/byte_range_coalescer.h"
 #include "stores/file_io.h"
@@ -9,24 +8,6 @@
 #include "zarrkit/error.h"
 
 namespace zarrkit::detail {
-
-GdsMode parse_gds_mode(std::string_view text, std::string_view where) {
-  std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "auto") return GdsMode::kAuto;
-  if (lower == "cufile") return GdsMode::kCufile;
-  if (lower == "compat") return GdsMode::kCompat;
-  fail_invalid("{} is \"{}\": it must be auto, cufile or compat", where, text);
-}
-
-std::string_view gds_mode_name(GdsMode mode) {
-  switch (mode) {
-    case GdsMode::kAuto: return "auto";
-    case GdsMode::kCufile: return "cufile";
-    case GdsMode::kCompat: return "compat";
-  }
-  return "?";
-}
 
 GdsPathReport choose_gds_path(GdsMode requested, const CufileProbe& probe) {
   GdsPathReport report;

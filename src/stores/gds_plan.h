@@ -10,14 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/settings_env.h"  // parse_gds_mode, gds_mode_name
 #include "zarrkit/stores/gds_store.h"
 
 namespace zarrkit::detail {
-
-// "auto", "cufile" or "compat" (any case) as a GdsMode; InvalidArgumentError naming
-// `where` (the variable or option it came from) otherwise.
-GdsMode parse_gds_mode(std::string_view text, std::string_view where);
-std::string_view gds_mode_name(GdsMode mode);
 
 // What loading cuFile found (gpu/cufile_runtime.h fills it on a machine with CUDA).
 struct CufileProbe {

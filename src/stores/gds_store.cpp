@@ -2,9 +2,8 @@
 // the files here and hand them to the GPU module's engine (stores/gds_engine.h).
 #include "zarrkit/stores/gds_store.h"
 
+#include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <cstdlib>
 #include <limits>
 
 #include "core/checked_math.h"
@@ -29,25 +28,6 @@ namespace {
 // Values in get_many's one allocation start at multiples of this (as the GPU reader's
 // chunk inputs do); the padding between them may be overwritten by a shared piece.
 constexpr std::uint64_t kValueAlignment = 256;
-constexpr std::size_t kDefaultThreads = 16;
-constexpr std::uint64_t kDefaultPieceBytes = 4u << 20;
-
-std::uint64_t positive_number_from_env(const char* name) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return 0;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  std::string_view suffix(end);
-  std::uint64_t scale = 1;
-  if (suffix == "k" || suffix == "K") scale = 1u << 10;
-  else if (suffix == "m" || suffix == "M") scale = 1u << 20;
-  else if (!suffix.empty()) fail_invalid("{} is \"{}\": it must be a positive number (with k or M)", name, text);
-  if (errno != 0 || end == text || value == 0 || *text == '-') {
-    fail_invalid("{} is \"{}\": it must be a positive number (with k or M)", name, text);
-  }
-  return checked_mul(value, scale, name);
-}
 
 bool wants_device(MemoryKind kind) { return kind == MemoryKind::kDevice; }
 
@@ -59,20 +39,12 @@ std::string GdsPathReport::name() const {
 }
 
 GdsOptions resolve_gds_options(GdsOptions options) {
-  if (!options.mode) {
-    const char* text = std::getenv("ZARRKIT_GDS_MODE");
-    options.mode = (text == nullptr || *text == '\0') ? GdsMode::kAuto
-                                                      : detail::parse_gds_mode(text, "ZARRKIT_GDS_MODE");
-  }
-  if (options.threads == 0) {
-    options.threads = to_size(positive_number_from_env("ZARRKIT_GDS_THREADS"));
-    if (options.threads == 0) options.threads = kDefaultThreads;
-  }
-  options.threads = std::min<std::size_t>(options.threads, 256);
-  if (options.piece_bytes == 0) {
-    options.piece_bytes = positive_number_from_env("ZARRKIT_GDS_PIECE_BYTES");
-    if (options.piece_bytes == 0) options.piece_bytes = kDefaultPieceBytes;
-  }
+  const GpuConfig& settings = current_config().gpu;
+  if (!options.mode) options.mode = settings.gds_mode;
+  if (options.threads == 0) options.threads = settings.gds_threads;
+  options.threads = std::clamp<std::size_t>(options.threads, 1, 256);
+  if (options.piece_bytes == 0) options.piece_bytes = settings.gds_piece_bytes;
+  if (options.piece_bytes == 0) fail_invalid("GDS pieces of 0 bytes: at least 1");
   if (options.piece_bytes > (1ull << 30)) fail_invalid("GDS pieces of {} bytes: at most 1 GiB", options.piece_bytes);
   return options;
 }
@@ -88,7 +60,9 @@ struct GdsStore::DeviceRead {
 };
 
 GdsStore::GdsStore(std::shared_ptr<LocalStore> inner, GdsOptions options)
-    : inner_(std::move(inner)), options_(resolve_gds_options(options)) {
+    : inner_(std::move(inner)),
+      options_(resolve_gds_options(options)),
+      cufile_library_(current_config().gpu.cufile_library) {
   if (!inner_) fail_invalid("a GDS store needs a local store to wrap");
 }
 
@@ -111,7 +85,7 @@ std::shared_ptr<detail::GdsEngine> GdsStore::engine(std::string_view key) {
                      "with CUDA, where a device allocation or install_gpu_support() loads it)",
                      describe(), key.empty() ? std::string("values") : fmt::format("\"{}\"", key));
   }
-  engine_ = factory({*options_.mode, options_.threads, options_.piece_bytes});
+  engine_ = factory({*options_.mode, options_.threads, options_.piece_bytes, cufile_library_});
   return engine_;
 }
 

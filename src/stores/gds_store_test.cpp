@@ -190,36 +190,46 @@ TEST(GdsStore, DeviceReadsWithoutTheGpuModuleAreTypedErrors) {
   EXPECT_EQ(gds->stats().values_compat, 0u);
 }
 
-TEST(GdsStore, OptionsComeFromTheEnvironmentUnlessGiven) {
-  ::setenv("ZARRKIT_GDS_MODE", "compat", 1);
-  ::setenv("ZARRKIT_GDS_THREADS", "3", 1);
-  ::setenv("ZARRKIT_GDS_PIECE_BYTES", "2M", 1);
-  GdsOptions resolved = resolve_gds_options({});
-  EXPECT_EQ(resolved.mode, GdsMode::kCompat);
-  EXPECT_EQ(resolved.threads, 3u);
-  EXPECT_EQ(resolved.piece_bytes, 2u << 20);
-  GdsOptions given;
-  given.mode = GdsMode::kCufile;
-  given.threads = 5;
-  given.piece_bytes = 4096;
-  resolved = resolve_gds_options(given);
-  EXPECT_EQ(resolved.mode, GdsMode::kCufile);
-  EXPECT_EQ(resolved.threads, 5u);
-  EXPECT_EQ(resolved.piece_bytes, 4096u);
-  ::setenv("ZARRKIT_GDS_MODE", "fast", 1);
-  EXPECT_THROW(resolve_gds_options({}), InvalidArgumentError);
-  ::setenv("ZARRKIT_GDS_MODE", "auto", 1);
-  ::setenv("ZARRKIT_GDS_PIECE_BYTES", "-1", 1);
-  EXPECT_THROW(resolve_gds_options({}), InvalidArgumentError);
-  ::setenv("ZARRKIT_GDS_PIECE_BYTES", "4x", 1);
-  EXPECT_THROW(resolve_gds_options({}), InvalidArgumentError);
-  ::unsetenv("ZARRKIT_GDS_MODE");
-  ::unsetenv("ZARRKIT_GDS_THREADS");
-  ::unsetenv("ZARRKIT_GDS_PIECE_BYTES");
-  resolved = resolve_gds_options({});
-  EXPECT_EQ(resolved.mode, GdsMode::kAuto);
-  EXPECT_EQ(resolved.threads, 16u);
-  EXPECT_EQ(resolved.piece_bytes, 4u << 20);
+TEST(GdsStore, OptionsComeFromTheSettingsUnlessGiven) {
+  {
+    ScopedConfig scoped([](Config& c) {
+      c.gpu.gds_mode = GdsMode::kCompat;
+      c.gpu.gds_threads = 3;
+      c.gpu.gds_piece_bytes = 2u << 20;
+    });
+    GdsOptions resolved = resolve_gds_options({});
+    EXPECT_EQ(resolved.mode, GdsMode::kCompat);
+    EXPECT_EQ(resolved.threads, 3u);
+    EXPECT_EQ(resolved.piece_bytes, 2u << 20);
+    GdsOptions given;
+    given.mode = GdsMode::kCufile;
+    given.threads = 5;
+    given.piece_bytes = 4096;
+    resolved = resolve_gds_options(given);
+    EXPECT_EQ(resolved.mode, GdsMode::kCufile);
+    EXPECT_EQ(resolved.threads, 5u);
+    EXPECT_EQ(resolved.piece_bytes, 4096u);
+    given.piece_bytes = (1u << 30) + 1;
+    EXPECT_THROW(resolve_gds_options(given), InvalidArgumentError);
+  }
+  const GdsOptions resolved = resolve_gds_options({});
+  EXPECT_EQ(resolved.mode, global_config().gpu.gds_mode);
+  EXPECT_EQ(resolved.threads, global_config().gpu.gds_threads);
+  EXPECT_EQ(resolved.piece_bytes, global_config().gpu.gds_piece_bytes);
+}
+
+TEST(GdsStore, AStoreKeepsTheSettingsInForceWhenItWasMade) {
+  TempDir dir;
+  std::shared_ptr<GdsStore> gds;
+  {
+    ScopedConfig scoped([](Config& c) {
+      c.gpu.gds_mode = GdsMode::kCompat;
+      c.gpu.gds_threads = 2;
+    });
+    gds = GdsStore::open(dir / "data.zarr");
+  }
+  EXPECT_EQ(gds->options().mode, GdsMode::kCompat);
+  EXPECT_EQ(gds->options().threads, 2u);
 }
 
 TEST(GdsStore, DeviceReadsThroughAnEngineGiveTheStoredBytes) {

@@ -6,9 +6,9 @@
 // it wraps (the same files, the same checks, the same errors). Reads into device memory
 // (get / get_many / get_ranges with a device prototype, read_into with device destinations)
 // take one of two paths, chosen at the first such read:
-//   cuFile      libcufile is loaded at run time (dlopen of $ZARRKIT_CUFILE_LIBRARY, else
-//               libcufile.so.0, else libcufile.so: zarrkit neither builds nor runs against
-//               it) and its driver opened. Without the nvidia-fs kernel driver cuFile runs in
+//   cuFile      libcufile is loaded at run time (dlopen of Config::gpu.cufile_library, from
+//               $ZARRKIT_CUFILE_LIBRARY, else libcufile.so.0, else libcufile.so: zarrkit
+//               neither builds nor runs against it) and its driver opened. Without the nvidia-fs kernel driver cuFile runs in
 //               its own compatibility mode (it reads through its own bounce buffers); the
 //               report says which mode it is in.
 //   compat      zarrkit's own path: the bytes are cut into pieces (gds_plan.h), several I/O
@@ -16,7 +16,7 @@
 //               copy to the device is queued on the thread's stream as soon as it is read, so
 //               reading the next piece overlaps copying the last. Small values share pieces
 //               (one copy for many chunks).
-// The mode (GdsOptions::mode, else $ZARRKIT_GDS_MODE) is "auto" (cuFile if it loads and
+// The mode (GdsOptions::mode, else Config::gpu.gds_mode, from $ZARRKIT_GDS_MODE) is "auto" (cuFile if it loads and
 // its driver opens, else compat: silently, but device_path() says so and why), "cufile"
 // (cuFile or UnsupportedError saying why not) or "compat" (cuFile is never loaded). A
 // value that cuFile refuses (a file system it does not support, a device pointer it cannot
@@ -40,6 +40,7 @@
 #include <optional>
 #include <string>
 
+#include "zarrkit/config.h"
 #include "zarrkit/store.h"
 #include "zarrkit/stores/local_store.h"
 
@@ -48,8 +49,6 @@ namespace zarrkit {
 namespace detail {
 class GdsEngine;
 }
-
-enum class GdsMode : std::uint8_t { kAuto, kCufile, kCompat };
 
 // The path device reads take.
 enum class GdsPath : std::uint8_t { kCufile, kCompat };
@@ -64,14 +63,16 @@ struct GdsPathReport {
   std::string name() const;
 };
 
+// Unset fields take the settings in force when the store is made (Config::gpu: gds_mode,
+// gds_threads, gds_piece_bytes; their defaults auto, 16 and 4 MiB come from
+// ZARRKIT_GDS_MODE, ZARRKIT_GDS_THREADS and ZARRKIT_GDS_PIECE_BYTES).
 struct GdsOptions {
-  std::optional<GdsMode> mode;    // nullopt: $ZARRKIT_GDS_MODE, else auto
-  std::size_t threads = 0;        // I/O threads; 0: $ZARRKIT_GDS_THREADS, else 16
-  std::uint64_t piece_bytes = 0;  // bytes per piece; 0: $ZARRKIT_GDS_PIECE_BYTES, else 4 MiB
+  std::optional<GdsMode> mode;
+  std::size_t threads = 0;        // I/O threads (at most 256); 0: unset
+  std::uint64_t piece_bytes = 0;  // bytes per piece (at most 1 GiB); 0: unset
 };
 
-// The options with the environment and the defaults applied (InvalidArgumentError for a
-// malformed variable, naming it).
+// The options with current_config().gpu applied to the unset fields.
 GdsOptions resolve_gds_options(GdsOptions options);
 
 // Device reads of one store so far.
@@ -143,6 +144,7 @@ class GdsStore : public Store {
 
   std::shared_ptr<LocalStore> inner_;
   GdsOptions options_;
+  std::string cufile_library_;  // Config::gpu.cufile_library when the store was made
   std::mutex engine_mutex_;
   std::shared_ptr<detail::GdsEngine> engine_;
   std::atomic<std::uint64_t> values_cufile_{0}, values_compat_{0}, bytes_cufile_{0}, bytes_compat_{0},

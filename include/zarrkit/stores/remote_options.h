@@ -1,6 +1,8 @@
-// Settings shared by the remote stores (HttpStore, S3Store). Every field left unset takes
-// its value from the environment (docs/remote-stores.md lists the variables) or else the
-// default shown. Stores whose transport settings are all unset share one connection pool.
+// Settings of one remote store (HttpStore, S3Store). Every field left unset takes its value
+// from Config::remote of the settings in force when the store is opened (zarrkit/config.h;
+// its defaults, shown here, come from the environment variables named). Stores whose
+// transport fields (concurrency and the timeouts) are all unset share the connection pool
+// of the settings they were opened under.
 #pragma once
 
 #include <chrono>
@@ -26,10 +28,10 @@ struct RemoteOptions {
   std::optional<std::chrono::milliseconds> retry_initial_delay;
   std::optional<std::chrono::milliseconds> retry_max_delay;
   std::optional<std::chrono::milliseconds> retry_total;
-  // get_ranges merges ranges of one value that are at most this far apart, into requests of
-  // at most coalesce_max_bytes.
-  std::uint64_t coalesce_gap_bytes = 256 * 1024;
-  std::uint64_t coalesce_max_bytes = 32 * 1024 * 1024;
+  // get_ranges merges ranges of one value that are at most this far apart (256 KiB), into
+  // requests of at most coalesce_max_bytes (32 MiB).
+  std::optional<std::uint64_t> coalesce_gap_bytes;
+  std::optional<std::uint64_t> coalesce_max_bytes;
 };
 
 }  // namespace zarrkit

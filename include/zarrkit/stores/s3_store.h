@@ -45,9 +45,9 @@ struct S3Options {
   std::optional<Addressing> addressing;
   bool anonymous = false;  // send unsigned requests even when credentials are configured
   // Values larger than this are written as multipart uploads of part_size bytes (at least
-  // 5 MiB, S3's minimum; more when 10000 parts would not hold the value). Unset: the
-  // environment's ZARRKIT_S3_MULTIPART_THRESHOLD and ZARRKIT_S3_PART_SIZE (bytes), else
-  // 64 MiB and 16 MiB.
+  // 5 MiB, S3's minimum; more when 10000 parts would not hold the value). Unset:
+  // Config::remote's s3_multipart_threshold_bytes and s3_part_size_bytes (64 MiB and 16 MiB,
+  // or ZARRKIT_S3_MULTIPART_THRESHOLD and ZARRKIT_S3_PART_SIZE).
   std::optional<std::uint64_t> multipart_threshold;
   std::optional<std::uint64_t> part_size;
   // Keys per ListObjectsV2 page (max-keys; S3 never sends more than 1000).

@@ -184,11 +184,7 @@ AwsSettings resolve_aws_settings(const EnvironmentLookup& environment, const Fil
 
 AwsSettings resolve_aws_settings() {
   return resolve_aws_settings(
-      [](const std::string& name) -> std::optional<std::string> {
-        const char* value = std::getenv(name.c_str());
-        if (value == nullptr) return std::nullopt;
-        return std::string(value);
-      },
+      environment_variable,
       [](const std::string& path) -> std::optional<std::string> {
         std::ifstream in(path, std::ios::binary);
         if (!in) return std::nullopt;

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/settings_env.h"
 #include "stores/remote/sigv4.h"
 
 namespace zarrkit::remote {
@@ -47,12 +48,13 @@ struct AwsSettings {
 };
 
 // Reads an environment variable; nullopt when unset.
-using EnvironmentLookup = std::function<std::optional<std::string>(const std::string& name)>;
+using EnvironmentLookup = zarrkit::EnvironmentLookup;
 // Reads a whole file; nullopt when it does not exist.
 using FileReader = std::function<std::optional<std::string>(const std::string& path)>;
 
 AwsSettings resolve_aws_settings(const EnvironmentLookup& environment, const FileReader& read_file);
-// The same, from this process's environment and files.
+// The same, from this process's environment (read now, through environment_variable(): not
+// zarrkit's settings, but boto3's, which a program may set before opening a store) and files.
 AwsSettings resolve_aws_settings();
 
 // true for "1", "true", "yes", "on" in any case.

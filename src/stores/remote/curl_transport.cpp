@@ -18,7 +18,6 @@
 
 #include <fmt/format.h>
 
-#include "stores/remote/aws_config.h"
 #include "stores/remote/http_transport.h"
 #include "zarrkit/error.h"
 
@@ -492,17 +491,6 @@ class CurlTransport final : public HttpTransport {
   std::atomic<std::size_t> next_loop_{0};
 };
 
-std::optional<long> env_number(const char* name) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return std::nullopt;
-  long value = 0;
-  auto [end, ec] = std::from_chars(text, text + std::strlen(text), value);
-  if (ec != std::errc() || *end != '\0' || value < 0) {
-    fail_invalid("environment variable {}=\"{}\" is not a non-negative integer", name, text);
-  }
-  return value;
-}
-
 }  // namespace
 
 std::optional<std::string_view> HttpResponse::header(std::string_view name) const {
@@ -540,40 +528,22 @@ std::shared_ptr<HttpTransport> make_curl_transport(const TransportOptions& optio
   return std::make_shared<CurlTransport>(options);
 }
 
-TransportOptions transport_options_from_environment(TransportOptions o) {
-  using std::chrono::milliseconds;
-  if (auto v = env_number("ZARRKIT_HTTP_CONCURRENCY")) o.concurrency = static_cast<std::size_t>(std::max(*v, 1L));
-  if (auto v = env_number("ZARRKIT_HTTP_THREADS")) o.event_loops = static_cast<std::size_t>(std::min(*v, 64L));
-  if (auto v = env_number("ZARRKIT_HTTP_CONNECT_TIMEOUT_MS")) o.connect_timeout = milliseconds(*v);
-  if (auto v = env_number("ZARRKIT_HTTP_STALL_TIMEOUT_MS")) o.stall_timeout = milliseconds(*v);
-  if (auto v = env_number("ZARRKIT_HTTP_REQUEST_TIMEOUT_MS")) o.request_timeout = milliseconds(*v);
-  if (const char* verify = std::getenv("ZARRKIT_HTTP_VERIFY_TLS"); verify != nullptr && *verify != '\0') {
-    o.verify_tls = truthy(verify);
-  }
-  // The first of these that is set: zarrkit's own, boto3's (AWS_CA_BUNDLE), curl's.
-  for (const char* name : {"ZARRKIT_CA_BUNDLE", "AWS_CA_BUNDLE", "CURL_CA_BUNDLE"}) {
-    if (const char* path = std::getenv(name); path != nullptr && *path != '\0') {
-      o.ca_bundle = path;
-      break;
-    }
-  }
-  return o;
-}
-
-std::shared_ptr<HttpTransport> shared_transport() {
+std::shared_ptr<HttpTransport> shared_transport(const TransportOptions& options) {
   static std::mutex mutex;
-  static std::shared_ptr<HttpTransport> transport;
+  static std::vector<std::pair<TransportOptions, std::shared_ptr<HttpTransport>>> transports;
   static pid_t owner = 0;
   std::lock_guard lock(mutex);
-  if (transport && owner != ::getpid()) {
-    // Forked: the parent's transport must not be used nor destroyed here (see TransportRef).
-    new std::shared_ptr<HttpTransport>(std::move(transport));
-  }
-  if (!transport) {
-    transport = make_curl_transport(transport_options_from_environment());
+  if (owner != ::getpid()) {
+    // Forked: the parent's transports must not be used nor destroyed here (see TransportRef).
+    for (auto& [o, transport] : transports) new std::shared_ptr<HttpTransport>(std::move(transport));
+    transports.clear();
     owner = ::getpid();
   }
-  return transport;
+  for (const auto& [o, transport] : transports) {
+    if (o == options) return transport;
+  }
+  transports.emplace_back(options, make_curl_transport(options));
+  return transports.back().second;
 }
 
 }  // namespace zarrkit::remote

@@ -70,6 +70,8 @@ struct TransportOptions {
   // A PEM file of the certificate authorities to trust instead of the system's (a private
   // CA, a self-signed server); empty: the system's.
   std::string ca_bundle;
+
+  bool operator==(const TransportOptions&) const = default;
 };
 // One event loop per 4 hardware threads, from 1 to 4: 2 on 8 threads, 4 on 16 or more. On
 // 16 cores, reading 256 MiB from nginx on loopback, 4 loops took 0.77-0.90x the time of 2
@@ -99,15 +101,10 @@ class HttpTransport {
 // (and TLS sessions, DNS results) are reused across requests and callers.
 std::shared_ptr<HttpTransport> make_curl_transport(const TransportOptions& options);
 
-// Transport settings from the environment (see docs/remote-stores.md):
-//   ZARRKIT_HTTP_CONCURRENCY, ZARRKIT_HTTP_THREADS (event loops), ZARRKIT_HTTP_CONNECT_TIMEOUT_MS, ZARRKIT_HTTP_STALL_TIMEOUT_MS,
-//   ZARRKIT_HTTP_REQUEST_TIMEOUT_MS, ZARRKIT_HTTP_VERIFY_TLS (0 to skip certificate checks),
-//   ZARRKIT_CA_BUNDLE (else AWS_CA_BUNDLE, else CURL_CA_BUNDLE: a PEM file of CAs to trust).
-TransportOptions transport_options_from_environment(TransportOptions defaults = {});
-
-// A transport with the environment's settings, created once and shared by every store
-// opened without one of its own, so that they share connections.
-std::shared_ptr<HttpTransport> shared_transport();
+// The transport for `options`, created at the first request for them and shared by every
+// store opened with the same ones, so that they share connections. Kept for the life of
+// the process (one per distinct options asked for: in practice the settings' few).
+std::shared_ptr<HttpTransport> shared_transport(const TransportOptions& options);
 
 std::string_view transport_error_name(TransportError error);
 

@@ -1,4 +1,5 @@
-// RemoteOptions (public) turned into the transport and retry settings the stores use.
+// RemoteOptions (public) and Config::remote turned into the transport and retry settings
+// the stores use.
 #pragma once
 
 #include <sys/types.h>
@@ -10,6 +11,7 @@
 
 #include "stores/remote/http_transport.h"
 #include "stores/remote/retry.h"
+#include "zarrkit/config.h"
 #include "zarrkit/stores/remote_options.h"
 
 namespace zarrkit::remote {
@@ -20,7 +22,8 @@ namespace zarrkit::remote {
 class TransportRef {
  public:
   explicit TransportRef(std::shared_ptr<HttpTransport> injected);  // used as it is
-  explicit TransportRef(std::optional<TransportOptions> own);      // nullopt: the shared one
+  // shared: the transport every store with these options shares; else one of its own.
+  TransportRef(TransportOptions options, bool shared);
 
   HttpTransport& get();
 
@@ -30,7 +33,8 @@ class TransportRef {
   std::mutex mutex_;
   std::atomic<pid_t> pid_{0};
   std::shared_ptr<HttpTransport> transport_;
-  std::optional<TransportOptions> own_options_;
+  TransportOptions options_;
+  bool shared_ = false;
   bool injected_ = false;
 };
 
@@ -43,8 +47,13 @@ struct RemoteSettings {
   std::size_t concurrency = 0;
 };
 
-// `transport`, when given, is used as it is (tests); else the shared transport when no
-// transport field of `options` is set, else a transport of the store's own.
+// Unset fields of `options` take current_config().remote (read now: a store is opened on the
+// thread whose settings it keeps). `transport`, when given, is used as it is (tests); else
+// the transport shared by stores opened under the same settings when no transport field of
+// `options` is set, else a transport of the store's own.
 RemoteSettings resolve_remote_settings(const RemoteOptions& options, std::shared_ptr<HttpTransport> transport);
+
+// The transport options of `settings`.
+TransportOptions transport_options(const RemoteConfig& settings);
 
 }  // namespace zarrkit::remote

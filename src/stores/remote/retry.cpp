@@ -1,10 +1,7 @@
 #include "stores/remote/retry.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <random>
 #include <thread>
 
@@ -19,27 +16,7 @@ class SystemClock final : public Clock {
   void sleep_for(Duration d) override { std::this_thread::sleep_for(d); }
 };
 
-std::optional<long> env_number(const char* name) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return std::nullopt;
-  long value = 0;
-  auto [end, ec] = std::from_chars(text, text + std::strlen(text), value);
-  if (ec != std::errc() || *end != '\0' || value < 0) {
-    fail_invalid("environment variable {}=\"{}\" is not a non-negative integer", name, text);
-  }
-  return value;
-}
-
 }  // namespace
-
-RetryPolicy retry_policy_from_environment(RetryPolicy p) {
-  using std::chrono::milliseconds;
-  if (auto v = env_number("ZARRKIT_HTTP_MAX_ATTEMPTS")) p.max_attempts = static_cast<int>(std::clamp(*v, 1L, 100L));
-  if (auto v = env_number("ZARRKIT_HTTP_RETRY_INITIAL_MS")) p.initial_delay = milliseconds(*v);
-  if (auto v = env_number("ZARRKIT_HTTP_RETRY_MAX_MS")) p.max_delay = milliseconds(*v);
-  if (auto v = env_number("ZARRKIT_HTTP_RETRY_TOTAL_MS")) p.max_total = milliseconds(*v);
-  return p;
-}
 
 Clock& Clock::system() {
   static SystemClock clock;

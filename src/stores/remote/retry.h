@@ -24,10 +24,6 @@ struct RetryPolicy {
   std::chrono::milliseconds max_total{60'000};
 };
 
-// Settings from ZARRKIT_HTTP_MAX_ATTEMPTS, ZARRKIT_HTTP_RETRY_INITIAL_MS,
-// ZARRKIT_HTTP_RETRY_MAX_MS and ZARRKIT_HTTP_RETRY_TOTAL_MS.
-RetryPolicy retry_policy_from_environment(RetryPolicy defaults = {});
-
 class Clock {
  public:
   using Duration = std::chrono::steady_clock::duration;

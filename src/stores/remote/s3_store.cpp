@@ -1,8 +1,6 @@
 #include "zarrkit/stores/s3_store.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
@@ -13,6 +11,7 @@
 #include "stores/remote/s3_xml.h"
 #include "stores/remote/sigv4.h"
 #include "stores/remote/url.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -31,18 +30,6 @@ bool retryable_code(std::string_view code) {
   return code == "SlowDown" || code == "RequestTimeout" || code == "InternalError" || code == "ServiceUnavailable" ||
          code == "Throttling" || code == "ThrottlingException" || code == "RequestLimitExceeded" ||
          code == "ConditionalRequestConflict" || code == "OperationAborted";
-}
-
-std::optional<std::uint64_t> environment_bytes(const char* name) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return std::nullopt;
-  std::uint64_t value = 0;
-  const std::string_view view(text);
-  auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), value);
-  if (ec != std::errc() || end != view.data() + view.size()) {
-    fail_invalid("environment variable {}=\"{}\" is not a number of bytes", name, text);
-  }
-  return value;
 }
 
 // Whole-object GETs with x-amz-checksum-mode: ENABLED come with the checksum the server
@@ -367,9 +354,9 @@ std::shared_ptr<S3Store> S3Store::open(std::string_view url, const S3Options& op
   const S3Location location = parse_s3_url(url);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->multipart_threshold =
-      options.multipart_threshold.value_or(environment_bytes("ZARRKIT_S3_MULTIPART_THRESHOLD").value_or(std::uint64_t{64} << 20));
-  impl->part_size = options.part_size.value_or(environment_bytes("ZARRKIT_S3_PART_SIZE").value_or(std::uint64_t{16} << 20));
+  const RemoteConfig& settings = current_config().remote;
+  impl->multipart_threshold = options.multipart_threshold.value_or(settings.s3_multipart_threshold_bytes);
+  impl->part_size = options.part_size.value_or(settings.s3_part_size_bytes);
   impl->aws = resolve_aws_settings();
   if (options.region) impl->aws.region = *options.region;
   if (options.endpoint_url) impl->aws.endpoint_url = *options.endpoint_url;
