@@ -3,11 +3,12 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "zarrkit/config.h"
 
 namespace zarrkit::gpu {
 namespace {
@@ -54,11 +55,9 @@ struct CufileLoader {
   Cufile cufile;
   detail::CufileProbe probe;
 
-  CufileLoader() {
+  explicit CufileLoader(const std::string& library) {
     std::vector<std::string> candidates;
-    if (const char* path = std::getenv("ZARRKIT_CUFILE_LIBRARY"); path != nullptr && *path != '\0') {
-      candidates.emplace_back(path);
-    }
+    if (!library.empty()) candidates.push_back(library);
     candidates.emplace_back("libcufile.so.0");
     candidates.emplace_back("libcufile.so");
     void* handle = nullptr;
@@ -129,18 +128,22 @@ struct CufileLoader {
 };
 
 namespace {
-CufileLoader& loader() {
-  static CufileLoader* instance = new CufileLoader;  // never destroyed: the driver stays open
+CufileLoader& loader(const std::string& library) {
+  static CufileLoader* instance = new CufileLoader(library);  // never destroyed: the driver stays open
   return *instance;
 }
 }  // namespace
 
-const Cufile* Cufile::get() {
-  const CufileLoader& l = loader();
+const detail::CufileProbe& Cufile::load(const std::string& library) { return loader(library).probe; }
+
+const detail::CufileProbe& Cufile::probe() { return load(current_config().gpu.cufile_library); }
+
+const Cufile* Cufile::get(const std::string& library) {
+  const CufileLoader& l = loader(library);
   return l.probe.loaded && l.probe.driver_opened ? &l.cufile : nullptr;
 }
 
-const detail::CufileProbe& Cufile::probe() { return loader().probe; }
+const Cufile* Cufile::get() { return get(current_config().gpu.cufile_library); }
 
 CufileHandle Cufile::register_file(int fd, std::string& why) const {
   CufileDescr descr{};

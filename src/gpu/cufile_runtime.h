@@ -58,11 +58,17 @@ bool nvidia_fs_driver_loaded();
 
 class Cufile {
  public:
-  // The library with its driver open, or nullptr (probe() says why). The first call loads
-  // it and opens the driver (the CUDA device must be usable; the driver stays open for the
-  // life of the process).
-  static const Cufile* get();
+  // What loading cuFile found. The first call of load, get or probe loads the library
+  // (`library` when not empty, else libcufile.so.0, else libcufile.so) and opens its
+  // driver (the CUDA device must be usable; the driver stays open for the life of the
+  // process); later calls return what that one found, whatever library they name.
+  static const detail::CufileProbe& load(const std::string& library);
+  // The same, loading Config::gpu.cufile_library of the settings in force.
   static const detail::CufileProbe& probe();
+  // The library with its driver open, or nullptr (probe() says why); loaded as load() or
+  // probe() do.
+  static const Cufile* get(const std::string& library);
+  static const Cufile* get();
 
   // Registers an open file; on failure returns nullptr and sets `why`.
   CufileHandle register_file(int fd, std::string& why) const;

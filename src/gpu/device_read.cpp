@@ -22,6 +22,7 @@
 #include "gpu/chunk_plan.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_codecs.cuh"
+#include "gpu/device_settings.h"
 #include "gpu/kernels.h"
 #include "gpu/nvcomp_runtime.h"
 #include "gpu/sharded_plan.h"
@@ -37,49 +38,9 @@ ReadStats& read_stats() {
 }
 
 namespace {
-std::atomic<std::uint64_t> g_batch_budget{256ull << 20};
-std::atomic<std::size_t> g_pipeline_depth{4};
 // The largest staging a batch has needed so far (a starting size for later requests).
 std::atomic<std::uint64_t> g_arena_hint{16u << 20};
 }
-
-void set_batch_budget(std::uint64_t bytes) { g_batch_budget.store(std::max<std::uint64_t>(bytes, 1)); }
-std::uint64_t batch_budget() { return g_batch_budget.load(); }
-void set_pipeline_depth(std::size_t batches) { g_pipeline_depth.store(std::clamp<std::size_t>(batches, 1, 8)); }
-
-namespace {
-std::atomic<bool>& nvcomp_switch() {
-  static std::atomic<bool> enabled{[] {
-    const char* v = std::getenv("ZARRKIT_NVCOMP_DECODE");
-    return v != nullptr && std::string_view(v) == "1";
-  }()};
-  return enabled;
-}
-}  // namespace
-
-namespace {
-std::atomic<std::uint64_t> g_nvcomp_min_chunks{kNvcompMinChunks};
-}
-
-namespace {
-std::atomic<bool>& gds_direct_switch() {
-  static std::atomic<bool> enabled{[] {
-    const char* v = std::getenv("ZARRKIT_GDS_DIRECT");
-    return v == nullptr || std::string_view(v) != "0";
-  }()};
-  return enabled;
-}
-}  // namespace
-
-void set_gds_direct(bool enabled) { gds_direct_switch().store(enabled); }
-bool gds_direct_enabled() { return gds_direct_switch().load(); }
-
-void set_nvcomp_decode(bool enabled, std::uint64_t min_chunks) {
-  g_nvcomp_min_chunks.store(std::max<std::uint64_t>(min_chunks, 1));
-  nvcomp_switch().store(enabled);
-}
-bool nvcomp_decode_enabled() { return nvcomp_switch().load(); }
-std::uint64_t nvcomp_min_chunks() { return g_nvcomp_min_chunks.load(); }
 
 namespace {
 
@@ -136,11 +97,13 @@ class DeviceReader {
     }
     fill_.assign(fill.begin(), fill.end());
     slot_bytes_ = align_up(chain_.chunk_bytes);
-    per_batch_ = std::clamp<std::uint64_t>(g_batch_budget.load() / slot_bytes_, 1, 16384);
-    if (std::min(per_batch_, plan_.num_tasks()) >= nvcomp_min_chunks()) nvcomp_codec_ = nvcomp_codec_for(chain_);
+    per_batch_ = std::clamp<std::uint64_t>(settings_.batch_budget_bytes / slot_bytes_, 1, 16384);
+    if (std::min(per_batch_, plan_.num_tasks()) >= settings_.nvcomp_min_chunks) {
+      nvcomp_codec_ = nvcomp_codec_for(chain_, settings_.nvcomp_decode);
+    }
     // Chunks stored as they are laid out (no codec but bytes and transposes) need nothing
     // parsed on the host: a GDS store reads them straight into device memory.
-    if (gds_direct_enabled() && !sharded_ && !nvcomp_codec_ && !chain_.cpu_whole_chain && chain_.cpu_stages.empty() &&
+    if (settings_.gds_direct && !sharded_ && !nvcomp_codec_ && !chain_.cpu_whole_chain && chain_.cpu_stages.empty() &&
         chain_.gpu_stages.empty()) {
       gds_ = dynamic_cast<GdsStore*>(array.store().get());
     }
@@ -215,10 +178,10 @@ class DeviceReader {
   }
 
   // nvCOMP takes the chain's only CPU stage when it is zstd or gzip, nothing follows it on
-  // the GPU but the scatter, nvCOMP decoding is switched on (set_nvcomp_decode) and loads,
-  // and chunks are small enough for its batched decoders to beat the host's threads.
-  static std::optional<NvcompCodec> nvcomp_codec_for(const ChainPlan& chain) {
-    if (!nvcomp_decode_enabled() || chain.cpu_whole_chain || chain.cpu_stages.size() != 1 ||
+  // the GPU but the scatter, nvCOMP decoding is switched on (Config::gpu.nvcomp_decode) and
+  // loads, and chunks are small enough for its batched decoders to beat the host's threads.
+  static std::optional<NvcompCodec> nvcomp_codec_for(const ChainPlan& chain, bool nvcomp_decode) {
+    if (!nvcomp_decode || chain.cpu_whole_chain || chain.cpu_stages.size() != 1 ||
         !chain.gpu_stages.empty() || chain.chunk_bytes > kNvcompMaxChunkBytes) {
       return std::nullopt;
     }
@@ -758,12 +721,13 @@ class DeviceReader {
   const ChunkSpec spec_;
   const std::uint32_t itemsize_;
   std::vector<std::byte> fill_;
+  const DeviceSettings settings_ = device_settings();  // read on the thread that starts the read
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t per_batch_ = 1;
   std::uint64_t next_arena_size_ = 0;
   std::optional<NvcompCodec> nvcomp_codec_;
   GdsStore* gds_ = nullptr;  // the array's store, when its chunks are read straight into device memory
-  std::vector<Slot> slots_ = std::vector<Slot>(g_pipeline_depth.load());
+  std::vector<Slot> slots_ = std::vector<Slot>(settings_.pipeline_depth);
 };
 
 }  // namespace

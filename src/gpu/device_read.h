@@ -44,12 +44,8 @@ struct ReadStats {
 };
 ReadStats& read_stats();
 
-// Tuning: the decoded bytes one batch may hold (default 256 MiB), and how many batches may
-// be in flight at once (default 4: the host prepares one while the GPU works on the others;
-// a batch of blosc chunks rarely has enough streams to fill a GPU by itself).
-void set_batch_budget(std::uint64_t bytes);
-std::uint64_t batch_budget();
-void set_pipeline_depth(std::size_t batches);
+// Tuning (the batch budget, the batches in flight, nvCOMP, GDS direct reads) comes from
+// Config::gpu of the settings in force when a read starts (gpu/device_settings.h).
 
 // Chunks that are one LZ4 block (numcodecs.lz4, raw LZ4) of more than kLongLz4BlockBytes
 // decode on the host's threads, in the host phase, not on the GPU, where one warp decodes
@@ -63,23 +59,17 @@ constexpr std::uint64_t kLongLz4BlockBytes = 512u << 10;
 // Arrays on a GdsStore whose chunks are stored as laid out (no codecs but bytes and
 // transposes; not sharded) have the store read their chunks straight into device memory
 // (cuFile, or its pinned staging with overlapped copies) instead of into the pinned arena.
-// On by default; off with set_gds_direct(false) or ZARRKIT_GDS_DIRECT=0 (to compare).
-void set_gds_direct(bool enabled);
-bool gds_direct_enabled();
+// On by default; off with Config::gpu.gds_direct = false or ZARRKIT_GDS_DIRECT=0 (to compare).
 
 // nvCOMP for zstd and gzip chunks (loaded at run time, gpu/nvcomp_runtime.h): off by default,
-// on with set_nvcomp_decode(true) or ZARRKIT_NVCOMP_DECODE=1 in the environment. Only for
-// chunks of at most kNvcompMaxChunkBytes, in batches of at least `min_chunks` of them: its
-// batched decoders need many chunks (S7 on an H100: 33-68 GB/s on 1024-16384 chunks of
-// 64 KiB..1 MiB against 7-8 GB/s on 16 host threads, 2.7 GB/s on 64 chunks of 16 MiB; no
-// gain on S10's batches of 128 chunks of 800 KiB). Opt-in because nvCOMP documents
+// on with Config::gpu.nvcomp_decode or ZARRKIT_NVCOMP_DECODE=1 in the environment. Only for
+// chunks of at most kNvcompMaxChunkBytes, in batches of at least Config::gpu.nvcomp_min_chunks
+// (512) of them: its batched decoders need many chunks (S7 on an H100: 33-68 GB/s on
+// 1024-16384 chunks of 64 KiB..1 MiB against 7-8 GB/s on 16 host threads, 2.7 GB/s on 64
+// chunks of 16 MiB; no gain on S10's batches of 128 chunks of 800 KiB). Opt-in because nvCOMP documents
 // undefined behaviour, out-of-bounds accesses included, on corrupt input: a chunk it
 // reports as failed is decoded again on the CPU (the CPU's error or values), but damage it
 // does not report is not caught. For data one trusts.
 constexpr std::uint64_t kNvcompMaxChunkBytes = 2u << 20;
-constexpr std::uint64_t kNvcompMinChunks = 512;
-void set_nvcomp_decode(bool enabled, std::uint64_t min_chunks = kNvcompMinChunks);
-bool nvcomp_decode_enabled();
-std::uint64_t nvcomp_min_chunks();
 
 }  // namespace zarrkit::gpu

@@ -27,6 +27,7 @@
 #include "gpu/batch_support.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/device_read.h"
+#include "gpu/device_settings.h"
 #include "gpu/write_kernels.h"
 #include "gpu/write_plan.h"
 #include "zarrkit/config.h"
@@ -112,7 +113,7 @@ class DeviceWriter {
     nan_mode_ = nan_mode(m_.dtype, fill);
     // A batch holds about 4x its chunks' bytes of device memory: the chunks, their shuffled
     // copies, the LZ4 rest area and the packed values.
-    per_batch_ = std::clamp<std::uint64_t>(batch_budget() / std::max<std::uint64_t>(slot_, 1), 1, 16384);
+    per_batch_ = std::clamp<std::uint64_t>(device_settings().batch_budget_bytes / std::max<std::uint64_t>(slot_, 1), 1, 16384);
     crc_segments_per_chunk_ = wp_.checksums.empty() ? 0 : static_cast<std::uint32_t>(ceil_div(wp_.frame.max_stored_bytes, kCrcSegmentBytes));
     const std::uint64_t batches = ceil_div(plan_.num_tasks(), per_batch_);
     slots_.resize(std::clamp<std::uint64_t>(batches, 1, kMaxSlots));

@@ -146,7 +146,7 @@ class Engine final : public detail::GdsEngine {
   Engine(const detail::GdsEngineSettings& settings, GdsPathReport report) : report_(std::move(report)) {
     int device = 0;
     check_cuda(cudaGetDevice(&device), "finding the current CUDA device");
-    if (report_.path == GdsPath::kCufile) cufile_reader_ = std::make_unique<CufileReader>(*Cufile::get(), device);
+    if (report_.path == GdsPath::kCufile) cufile_reader_ = std::make_unique<CufileReader>(*Cufile::get(settings.cufile_library), device);
     std::vector<std::unique_ptr<detail::StagingLane>> lanes;
     for (std::size_t i = 0; i < settings.threads; ++i) {
       lanes.push_back(std::make_unique<CudaLane>(device, settings.piece_bytes));
@@ -187,7 +187,7 @@ std::shared_ptr<detail::GdsEngine> gds_engine_for(const detail::GdsEngineSetting
     not_loaded.reason = "the nvidia-fs driver is not loaded (no /proc/driver/nvidia-fs), so cuFile is not loaded";
     report = detail::choose_gds_path(settings.mode, not_loaded);
   } else {
-    report = detail::choose_gds_path(settings.mode, Cufile::probe());
+    report = detail::choose_gds_path(settings.mode, Cufile::load(settings.cufile_library));
   }
   auto engine = std::make_shared<Engine>(settings, report);
   engines->emplace_back(settings, engine);

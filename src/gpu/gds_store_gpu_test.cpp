@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/settings_env.h"
 #include "engine/selection_testing.h"
 #include "gpu/cufile_runtime.h"
 #include "gpu/device_read.h"
@@ -280,7 +281,7 @@ TEST(GdsStoreArrays, ReadOnTheDeviceAsOnTheCpu) {
   };
   std::mt19937_64 rng(11);
   // ZARRKIT_GPU_TEST_QUICK (for the sanitizer runs): the compat path only, fewer selections.
-  const bool quick = std::getenv("ZARRKIT_GPU_TEST_QUICK") != nullptr;
+  const bool quick = environment_variable("ZARRKIT_GPU_TEST_QUICK").has_value();
   const std::vector<GdsMode> modes = quick ? std::vector<GdsMode>{GdsMode::kCompat}
                                            : std::vector<GdsMode>{GdsMode::kCompat, GdsMode::kAuto};
   for (const GdsMode mode : modes) {
@@ -310,12 +311,14 @@ TEST(GdsStoreArrays, ReadOnTheDeviceAsOnTheCpu) {
         const Selection sel = testing::random_selection(rng, array.shape());
         expect_same_read(array, sel, what + " [" + testing::describe_selection(sel) + "]");
       }
-      gpu::set_batch_budget(3 * 32 * 40 * 4);  // several batches
-      expect_same_read(array, {}, what + ": small batches");
-      gpu::set_batch_budget(256u << 20);
-      gpu::set_gds_direct(false);
-      expect_same_read(array, {}, what + ": through the pinned arena");
-      gpu::set_gds_direct(true);
+      {
+        ScopedConfig several_batches([](Config& c) { c.gpu.batch_budget_bytes = 3 * 32 * 40 * 4; });
+        expect_same_read(array, {}, what + ": small batches");
+      }
+      {
+        ScopedConfig no_direct_reads([](Config& c) { c.gpu.gds_direct = false; });
+        expect_same_read(array, {}, what + ": through the pinned arena");
+      }
     }
   }
 }

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/settings_env.h"
 #include "gpu/chunk_plan.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/device_read.h"
@@ -35,8 +36,7 @@ constexpr DecodeVariant kVariants[] = {DecodeVariant::kDirect, DecodeVariant::kD
                                        DecodeVariant::kStaged};
 
 bool quick() {
-  const char* v = std::getenv("ZARRKIT_GPU_TEST_QUICK");
-  return v != nullptr && std::string(v) == "1";
+  return environment_variable("ZARRKIT_GPU_TEST_QUICK") == "1";
 }
 
 // A failed CUDA call ends the test (gtest reports the exception).

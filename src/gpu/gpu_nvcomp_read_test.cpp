@@ -27,10 +27,12 @@ using json = nlohmann::json;
     if (gpu::Nvcomp::get() == nullptr) GTEST_SKIP() << gpu::Nvcomp::reason();                     \
   } while (0)
 
-// Switches nvCOMP decoding on for one test.
+// Switches nvCOMP decoding on for one test (also for the tests' few chunks).
 struct NvcompOn {
-  NvcompOn() { gpu::set_nvcomp_decode(true, 1); }  // also for the tests' few chunks
-  ~NvcompOn() { gpu::set_nvcomp_decode(false); }
+  ScopedConfig scoped{[](Config& c) {
+    c.gpu.nvcomp_decode = true;
+    c.gpu.nvcomp_min_chunks = 1;
+  }};
 };
 
 Array make_array(const std::shared_ptr<Store>& store, const std::string& path, const Shape& chunks, const json& codecs,

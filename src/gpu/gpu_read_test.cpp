@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/settings_env.h"
 #include "engine/selection_testing.h"
 #include "gpu/gpu_testing.h"
 #include "gpu/chunk_plan.h"
@@ -204,7 +205,7 @@ TEST(GpuRead, MatrixMatchesCpu) {
   const std::uint64_t recovered_before = gpu::read_stats().gpu_rejections_recovered.load();
   const std::uint64_t gpu_chunks_before = gpu::read_stats().chunks_decoded_on_gpu.load();
   // ZARRKIT_GPU_TEST_QUICK (for the sanitizer runs) keeps a third of the matrix.
-  const bool quick = std::getenv("ZARRKIT_GPU_TEST_QUICK") != nullptr;
+  const bool quick = environment_variable("ZARRKIT_GPU_TEST_QUICK").has_value();
   std::vector<DataType> dtypes = {DataType::uint_(8), DataType::int_(16), DataType::float_(32),
                                   DataType::float_(64), DataType::complex_(64), DataType::boolean()};
   std::vector<Geometry> geometries = {
@@ -276,13 +277,14 @@ TEST(GpuRead, ManyBatchesIntoAStridedView) {
   Array array = Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
   auto values = make_values(300 * 200 * 4, 4, 1);
   array.write({}, host_view(values, spec.shape, spec.dtype));
-  gpu::set_batch_budget(7 * 9 * 4 * 50);  // 50 chunks a batch
   // Every second column of a device array twice as wide.
   Buffer wide = Buffer::allocate(300 * 400 * 4, device_allocator());
   NDView out{wide.data(), {300, 200}, {400 * 4, 8}, spec.dtype, MemoryKind::kDevice};
   const std::uint64_t batches_before = gpu::read_stats().batches.load();
-  array.read_into({}, out);
-  gpu::set_batch_budget(256u << 20);
+  {
+    ScopedConfig fifty_chunks_a_batch([](Config& c) { c.gpu.batch_budget_bytes = 7 * 9 * 4 * 50; });
+    array.read_into({}, out);
+  }
   EXPECT_GT(gpu::read_stats().batches.load() - batches_before, 10u);
   const Buffer back = to_host(wide);
   for (std::size_t r = 0; r < 300; ++r) {
@@ -412,7 +414,7 @@ TEST(GpuMemory, KindsAndSwitches) {
 // ---- The interop corpus ---------------------------------------------------------------------
 
 fs::path corpus_root() {
-  if (const char* dir = std::getenv("ZARRKIT_CORPUS_DIR")) return dir;
+  if (auto dir = environment_variable("ZARRKIT_CORPUS_DIR")) return *dir;
   return fs::path(ZARRKIT_SOURCE_DIR) / ".." / "shared" / "corpus";
 }
 

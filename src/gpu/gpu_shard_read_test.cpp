@@ -121,9 +121,10 @@ TEST(GpuShardRead, MatchesCpu) {
       expect_same_read(array, sel, c.name + " [" + testing::describe_selection(sel) + "]");
     }
     // Several batches, each of a few inner chunks.
-    gpu::set_batch_budget(10 * 8 * 4 * 3);
-    expect_same_read(array, {}, c.name + ": small batches");
-    gpu::set_batch_budget(256u << 20);
+    {
+      ScopedConfig small_batches([](Config& c) { c.gpu.batch_budget_bytes = 10 * 8 * 4 * 3; });
+      expect_same_read(array, {}, c.name + ": small batches");
+    }
   }
 }
 

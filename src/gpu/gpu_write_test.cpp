@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/settings_env.h"
 #include "engine/selection_testing.h"
 #include "gpu/gpu_testing.h"
 #include "gpu/device_read.h"
@@ -143,7 +144,7 @@ TEST(GpuWrite, MatrixMatchesCpuWrites) {
   REQUIRE_GPU();
   const std::uint64_t encoded_before = gpu::read_stats().chunks_encoded_on_gpu.load();
   // ZARRKIT_GPU_TEST_QUICK (for the sanitizer runs) keeps a quarter of the matrix.
-  const bool quick = std::getenv("ZARRKIT_GPU_TEST_QUICK") != nullptr;
+  const bool quick = environment_variable("ZARRKIT_GPU_TEST_QUICK").has_value();
   std::vector<DataType> dtypes = {DataType::uint_(8), DataType::int_(16), DataType::float_(32), DataType::float_(64),
                                   DataType::complex_(64)};
   std::vector<std::pair<Shape, Shape>> geometries = {{{37, 53}, {16, 8}}, {{9, 10, 11}, {4, 5, 3}}, {{3000}, {512}}};
@@ -226,11 +227,7 @@ TEST(GpuWrite, LargeChunksMatchTheHostEncoder) {
   }
   const Buffer device = to_device({reinterpret_cast<const std::byte*>(values.data()), values.size() * 4});
   const NDView view{const_cast<std::byte*>(device.data()), shape, NDView::c_strides(shape, 4), dtype, MemoryKind::kDevice};
-  struct OneChunkBatches {  // restored however the test ends
-    std::uint64_t budget = gpu::batch_budget();
-    OneChunkBatches() { gpu::set_batch_budget(1); }
-    ~OneChunkBatches() { gpu::set_batch_budget(budget); }
-  } one_chunk_batches;
+  ScopedConfig one_chunk_batches([](Config& c) { c.gpu.batch_budget_bytes = 1; });
   for (const auto& [name, codecs] : chains) {
     SCOPED_TRACE(name);
     auto gpu_store = MemoryStore::create();
@@ -265,8 +262,9 @@ TEST(GpuWrite, NanFillChunksAreErased) {
 // write_export_cases.h written from device memory into ZARRKIT_GPU_EXPORT_DIR.
 TEST(GpuWrite, ExportForZarrPython) {
   REQUIRE_GPU();
-  const char* dir = std::getenv("ZARRKIT_GPU_EXPORT_DIR");
-  if (dir == nullptr) GTEST_SKIP() << "ZARRKIT_GPU_EXPORT_DIR is not set";
+  const std::optional<std::string> dir_variable = environment_variable("ZARRKIT_GPU_EXPORT_DIR");
+  if (!dir_variable) GTEST_SKIP() << "ZARRKIT_GPU_EXPORT_DIR is not set";
+  const std::string& dir = *dir_variable;
   std::filesystem::remove_all(dir);
   auto store = LocalStore::open(dir);
   const std::uint64_t before = gpu::read_stats().chunks_encoded_on_gpu.load();

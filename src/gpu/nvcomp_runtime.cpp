@@ -2,11 +2,12 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "zarrkit/config.h"
 
 namespace zarrkit::gpu {
 
@@ -25,11 +26,9 @@ struct NvcompLoader {
   std::string reason;
   bool loaded = false;
 
-  NvcompLoader() {
+  explicit NvcompLoader(const std::string& library) {
     std::vector<std::string> candidates;
-    if (const char* path = std::getenv("ZARRKIT_NVCOMP_LIBRARY"); path != nullptr && *path != '\0') {
-      candidates.emplace_back(path);
-    }
+    if (!library.empty()) candidates.push_back(library);
     candidates.emplace_back("libnvcomp.so.6");
     candidates.emplace_back("libnvcomp.so");
     void* handle = nullptr;
@@ -65,8 +64,9 @@ struct NvcompLoader {
 };
 
 namespace {
+// Loaded once, from the library the settings in force at the first call name.
 NvcompLoader& loader() {
-  static NvcompLoader instance;
+  static NvcompLoader instance(current_config().gpu.nvcomp_library);
   return instance;
 }
 }  // namespace

@@ -28,7 +28,9 @@ static_assert(sizeof(NvcompDecompressOptions) == 64);
 
 class Nvcomp {
  public:
-  // The loaded library, or nullptr when it cannot be loaded (reason() says why).
+  // The loaded library, or nullptr when it cannot be loaded (reason() says why). The first
+  // call loads it: Config::gpu.nvcomp_library of the settings in force when not empty,
+  // else libnvcomp.so.6, else libnvcomp.so.
   static const Nvcomp* get();
   static std::string reason();
 

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "core/settings_env.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/write_export_cases.h"
 #include "zarrkit/array.h"
@@ -204,9 +205,9 @@ TEST(GpuWritePlan, ChecksumsEqualTheCpuCodecs) {
 // tools/gpu_bench/check_gpu_written.py (zarr-python and numcodecs read them on any
 // machine), else into a temporary folder; read back here by the CPU path.
 TEST(GpuWritePlan, HostEncoderExportForZarrPython) {
-  const char* env = std::getenv("ZARRKIT_GPU_HOST_EXPORT_DIR");
+  const std::optional<std::string> env = environment_variable("ZARRKIT_GPU_HOST_EXPORT_DIR");
   const std::filesystem::path dir =
-      env != nullptr ? std::filesystem::path(env)
+      env ? std::filesystem::path(*env)
                      : std::filesystem::temp_directory_path() / fmt::format("zarrkit_host_export_{}", ::getpid());
   std::filesystem::remove_all(dir);
   auto store = LocalStore::open(dir.string());
@@ -246,7 +247,7 @@ TEST(GpuWritePlan, HostEncoderExportForZarrPython) {
     ASSERT_EQ(back.nbytes(), values.size() * 4);
     EXPECT_EQ(std::memcmp(back.data(), values.data(), back.nbytes()), 0);
   }
-  if (env == nullptr) std::filesystem::remove_all(dir);
+  if (!env) std::filesystem::remove_all(dir);
 }
 
 TEST(GpuWritePlan, ChainsTheDeviceEncodes) {

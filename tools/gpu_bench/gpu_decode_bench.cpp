@@ -241,8 +241,12 @@ void bench_array(const std::filesystem::path& dir, int reps, bool quantized) {
   std::vector<Row> rows;
   const std::pair<std::uint64_t, std::size_t> settings[] = {{256, 2}, {512, 2}, {256, 3}, {512, 3}, {256, 4}, {1024, 2}};
   for (const auto& [budget_mib, depth] : settings) {
-    gpu::set_batch_budget(budget_mib << 20);
-    gpu::set_pipeline_depth(depth);
+    const std::uint64_t budget_bytes = budget_mib << 20;
+    const std::size_t batches_in_flight = depth;
+    ScopedConfig batches([&](Config& c) {
+      c.gpu.batch_budget_bytes = budget_bytes;
+      c.gpu.pipeline_depth = batches_in_flight;
+    });
     array.read_into({}, out);  // warm-up at this batch size
     std::vector<double> wall, host, wait;
     for (int r = 0; r < reps; ++r) {
@@ -256,8 +260,6 @@ void bench_array(const std::filesystem::path& dir, int reps, bool quantized) {
     rows.push_back({budget_mib, depth, median(wall), *std::min_element(wall.begin(), wall.end()),
                     *std::max_element(wall.begin(), wall.end()), median(host), median(wait)});
   }
-  gpu::set_batch_budget(256u << 20);  // the defaults
-  gpu::set_pipeline_depth(4);
   NDBuffer host = array.read();  // warm-up
   for (int r = 0; r < reps; ++r) {
     const auto t0 = Clock::now();
