@@ -1,9 +1,14 @@
 // zarrkit.config's engine side: the settings every engine call runs under.
+#include <algorithm>
+#include <chrono>
+#include <functional>
 #include <mutex>
 #include <nanobind/stl/string.h>
 #include <thread>
+#include <vector>
 
 #include "bindings.h"
+#include "core/settings_env.h"
 #include "zarrkit/error.h"
 #ifdef ZARRKIT_HAVE_CUDA
 #include "zarrkit/gpu.h"
@@ -13,7 +18,7 @@ namespace zarrkit::python {
 namespace {
 
 std::mutex g_settings_mutex;
-Config g_settings;
+std::optional<Config> g_settings;  // set at the first use
 
 MemoryKind memory_kind_from_name(const std::string& name) {
   if (name == "host") return MemoryKind::kHost;
@@ -57,11 +62,97 @@ bool memory_available(MemoryKind kind) {
 #endif
 }
 
+// One setting as Python names it: "num_threads", "remote.concurrency", "gpu.gds_mode".
+// Durations cross as whole milliseconds (their keys end in _ms), enums as their names.
+struct Setting {
+  const char* key;
+  std::function<nb::object(const Config&)> get;
+  std::function<void(Config&, nb::handle)> set;
+};
+
+template <typename T>
+nb::object to_python(const T& value) {
+  return nb::cast(value);
+}
+nb::object to_python(std::chrono::milliseconds value) { return nb::cast(static_cast<std::int64_t>(value.count())); }
+nb::object to_python(MemoryKind kind) { return nb::cast(std::string(memory_kind_to_name(kind))); }
+nb::object to_python(GdsMode mode) { return nb::cast(std::string(detail::gds_mode_name(mode))); }
+
+template <typename T>
+void from_python(nb::handle value, const char*, T& out) {
+  out = nb::cast<T>(value);
+}
+void from_python(nb::handle value, const char*, std::chrono::milliseconds& out) {
+  out = std::chrono::milliseconds(nb::cast<std::int64_t>(value));
+}
+void from_python(nb::handle value, const char*, MemoryKind& out) { out = memory_kind_from_name(nb::cast<std::string>(value)); }
+void from_python(nb::handle value, const char* key, GdsMode& out) {
+  out = detail::parse_gds_mode(nb::cast<std::string>(value), key);
+}
+
+template <typename T>
+Setting setting(const char* key, T Config::*field) {
+  return {key, [field](const Config& c) { return to_python(c.*field); },
+          [key, field](Config& c, nb::handle v) { from_python(v, key, c.*field); }};
+}
+
+template <typename Group, typename T>
+Setting setting(const char* key, Group Config::*group, T Group::*field) {
+  return {key, [group, field](const Config& c) { return to_python(c.*group.*field); },
+          [key, group, field](Config& c, nb::handle v) { from_python(v, key, c.*group.*field); }};
+}
+
+// Every field of Config (docs/settings.md lists them with their variables).
+const std::vector<Setting>& settings_table() {
+  static const std::vector<Setting> table = {
+      setting("num_threads", &Config::num_threads),
+      setting("write_empty_chunks", &Config::write_empty_chunks),
+      setting("memory", &Config::memory),
+      setting("shard_coalesce_gap_bytes", &Config::shard_coalesce_gap_bytes),
+      setting("shard_read_window_bytes", &Config::shard_read_window_bytes),
+      setting("remote.concurrency", &Config::remote, &RemoteConfig::concurrency),
+      setting("remote.event_loops", &Config::remote, &RemoteConfig::event_loops),
+      setting("remote.connect_timeout_ms", &Config::remote, &RemoteConfig::connect_timeout),
+      setting("remote.stall_timeout_ms", &Config::remote, &RemoteConfig::stall_timeout),
+      setting("remote.request_timeout_ms", &Config::remote, &RemoteConfig::request_timeout),
+      setting("remote.max_attempts", &Config::remote, &RemoteConfig::max_attempts),
+      setting("remote.retry_initial_delay_ms", &Config::remote, &RemoteConfig::retry_initial_delay),
+      setting("remote.retry_max_delay_ms", &Config::remote, &RemoteConfig::retry_max_delay),
+      setting("remote.retry_total_ms", &Config::remote, &RemoteConfig::retry_total),
+      setting("remote.verify_tls", &Config::remote, &RemoteConfig::verify_tls),
+      setting("remote.ca_bundle", &Config::remote, &RemoteConfig::ca_bundle),
+      setting("remote.coalesce_gap_bytes", &Config::remote, &RemoteConfig::coalesce_gap_bytes),
+      setting("remote.coalesce_max_bytes", &Config::remote, &RemoteConfig::coalesce_max_bytes),
+      setting("remote.s3_multipart_threshold_bytes", &Config::remote, &RemoteConfig::s3_multipart_threshold_bytes),
+      setting("remote.s3_part_size_bytes", &Config::remote, &RemoteConfig::s3_part_size_bytes),
+      setting("gpu.batch_budget_bytes", &Config::gpu, &GpuConfig::batch_budget_bytes),
+      setting("gpu.pipeline_depth", &Config::gpu, &GpuConfig::pipeline_depth),
+      setting("gpu.nvcomp_decode", &Config::gpu, &GpuConfig::nvcomp_decode),
+      setting("gpu.nvcomp_min_chunks", &Config::gpu, &GpuConfig::nvcomp_min_chunks),
+      setting("gpu.gds_direct", &Config::gpu, &GpuConfig::gds_direct),
+      setting("gpu.gds_mode", &Config::gpu, &GpuConfig::gds_mode),
+      setting("gpu.gds_threads", &Config::gpu, &GpuConfig::gds_threads),
+      setting("gpu.gds_piece_bytes", &Config::gpu, &GpuConfig::gds_piece_bytes),
+      setting("gpu.cufile_library", &Config::gpu, &GpuConfig::cufile_library),
+      setting("gpu.nvcomp_library", &Config::gpu, &GpuConfig::nvcomp_library),
+  };
+  return table;
+}
+
+nb::dict settings_dict(const Config& c) {
+  nb::dict d;
+  for (const Setting& s : settings_table()) d[s.key] = s.get(c);
+  return d;
+}
+
 }  // namespace
 
 Config python_settings() {
   std::lock_guard lock(g_settings_mutex);
-  return g_settings;
+  // The process's defaults (the environment applied) until Python changes them; a malformed
+  // ZARRKIT_* variable raises here, at the first engine call.
+  if (!g_settings) g_settings = environment_config();
+  return *g_settings;
 }
 
 void set_python_settings(const Config& config) {
@@ -76,26 +167,24 @@ SettingsScope::SettingsScope(std::optional<bool> write_empty_chunks)
       }) {}
 
 void bind_config(nb::module_& m) {
-  m.def("get_settings", [] {
-        const Config c = python_settings();
-        nb::dict d;
-        d["num_threads"] = c.num_threads;
-        d["write_empty_chunks"] = c.write_empty_chunks;
-        d["memory"] = memory_kind_to_name(c.memory);
-        return d;
-      },
-      "The settings engine calls run under, as a dict.");
+  m.def("get_settings", [] { return settings_dict(python_settings()); },
+        "The settings engine calls run under, as a dict of every setting.");
+  m.def("default_settings", [] { return settings_dict(environment_config()); },
+        "The defaults: zarrkit's, with the ZARRKIT_* environment variables applied.");
   m.def("set_settings",
-        [](std::size_t num_threads, bool write_empty_chunks, const std::string& memory) {
-          Config c;
-          c.num_threads = num_threads;
-          c.write_empty_chunks = write_empty_chunks;
-          c.memory = memory_kind_from_name(memory);
+        [](const nb::dict& changes) {
+          Config c = python_settings();
+          for (const auto& [key, value] : changes) {
+            const std::string name = nb::cast<std::string>(key);
+            const auto& table = settings_table();
+            auto it = std::find_if(table.begin(), table.end(), [&](const Setting& s) { return name == s.key; });
+            if (it == table.end()) fail_invalid("unknown zarrkit setting '{}'", name);
+            it->set(c, value);
+          }
           require_memory(c.memory);
           set_python_settings(c);
         },
-        nb::arg("num_threads"), nb::arg("write_empty_chunks"), nb::arg("memory"),
-        "Replaces the settings engine calls run under.");
+        nb::arg("changes"), "Changes the given settings (all or none) of engine calls.");
   m.def("memory_available",
         [](const std::string& memory) { return memory_available(memory_kind_from_name(memory)); },
         nb::arg("memory"), "True when this build and machine can allocate that kind of memory.");

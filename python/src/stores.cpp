@@ -204,6 +204,7 @@ void bind_stores(nb::module_& m) {
           options.threads = threads;
           options.piece_bytes = piece_bytes;
           nb::gil_scoped_release release;
+          SettingsScope settings;  // unset options take zarrkit.config's gpu.gds_* settings
           LocalStoreOptions local;
           local.read_only = read_only;
           local.create = create && !read_only;
@@ -212,7 +213,7 @@ void bind_stores(nb::module_& m) {
         nb::arg("root"), nb::arg("read_only") = false, nb::arg("create") = true, nb::arg("mode").none() = nb::none(),
         nb::arg("threads") = 0, nb::arg("piece_bytes") = 0,
         "A directory store whose reads into device memory go through GPUDirect Storage (mode 'auto', "
-        "'cufile' or 'compat'; None: $ZARRKIT_GDS_MODE).");
+        "'cufile' or 'compat'; None, and threads or piece_bytes 0: the gpu.gds_* settings).");
   m.def("memory_store", [] { return StoreHandle{MemoryStore::create()}; });
   m.def("key_map_store",
         [](const StoreHandle& inner, std::map<std::string, std::string, std::less<>> renames,
@@ -246,6 +247,7 @@ void bind_stores(nb::module_& m) {
   m.def("open_location",
         [](const std::string& location, bool for_writing) {
           nb::gil_scoped_release release;
+          SettingsScope settings;  // remote and GDS stores keep the settings they are opened under
           StoreLocation l = open_location(location, for_writing);
           return std::make_pair(StoreHandle{std::move(l.store)}, std::move(l.path));
         },

@@ -7,10 +7,15 @@ from collections.abc import Mapping, Sequence
 
 
 def get_settings() -> dict:
-    """The settings engine calls run under, as a dict."""
+    """The settings engine calls run under, as a dict of every setting."""
 
-def set_settings(num_threads: int, write_empty_chunks: bool, memory: str) -> None:
-    """Replaces the settings engine calls run under."""
+def default_settings() -> dict:
+    """
+    The defaults: zarrkit's, with the ZARRKIT_* environment variables applied.
+    """
+
+def set_settings(changes: dict) -> None:
+    """Changes the given settings (all or none) of engine calls."""
 
 def memory_available(memory: str) -> bool:
     """True when this build and machine can allocate that kind of memory."""
@@ -83,7 +88,7 @@ def local_store(root: str, read_only: bool = False, create: bool = True) -> Stor
 
 def gds_store(root: str, read_only: bool = False, create: bool = True, mode: str | None = None, threads: int = 0, piece_bytes: int = 0) -> Store:
     """
-    A directory store whose reads into device memory go through GPUDirect Storage (mode 'auto', 'cufile' or 'compat'; None: $ZARRKIT_GDS_MODE).
+    A directory store whose reads into device memory go through GPUDirect Storage (mode 'auto', 'cufile' or 'compat'; None, and threads or piece_bytes 0: the gpu.gds_* settings).
     """
 
 def memory_store() -> Store: ...

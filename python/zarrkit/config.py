@@ -2,6 +2,9 @@
 
 Settings
 --------
+Every setting of the engine, the remote stores and the GPU path (docs/settings.md lists
+each with its C++ field and environment variable). The most used:
+
 num_threads : int
     Worker threads that fetch, decode and encode chunks; 0 (the default) means one per
     hardware thread.
@@ -11,66 +14,120 @@ write_empty_chunks : bool
 memory : str
     Where reads land: ``"host"`` (NumPy, the default), ``"pinned"`` or ``"device"``
     (GPU memory; see :func:`enable_gpu`).
+remote.* : the HTTP and S3 stores
+    ``remote.concurrency`` (requests in flight, 64), ``remote.max_attempts`` (8),
+    ``remote.connect_timeout_ms``, ``remote.stall_timeout_ms``, ``remote.verify_tls``,
+    ``remote.ca_bundle``, ``remote.coalesce_gap_bytes``, ... A store keeps the settings
+    in force when it is opened.
+gpu.* : reads into and writes from GPU memory
+    ``gpu.batch_budget_bytes`` (256 MiB), ``gpu.pipeline_depth`` (4),
+    ``gpu.nvcomp_decode`` (False), ``gpu.nvcomp_min_chunks`` (512), ``gpu.gds_direct``,
+    ``gpu.gds_mode`` (``"auto"``, ``"cufile"``, ``"compat"``), ...
+
+The defaults are zarrkit's, with the ``ZARRKIT_*`` environment variables applied (read
+once, when zarrkit first needs its settings); :func:`reset` restores them.
 
 Examples
 --------
 >>> import zarrkit
 >>> zarrkit.config.set(num_threads=4)            # from now on
->>> with zarrkit.config.set(num_threads=1):     # only inside the block
-...     pass
+>>> with zarrkit.config.set({"remote.concurrency": 16, "gpu.nvcomp_decode": True}):
+...     pass                                    # only inside the block
 >>> zarrkit.config.get("num_threads")
 4
 
-Changes apply to the whole process (like ``zarr.config.set``), and each read or write
-uses the settings in force when it starts.
+Like ``zarr.config.set``, :func:`set` takes a dict (dotted keys, or nested dicts such as
+``{"gpu": {"pipeline_depth": 2}}``) and keyword arguments for the names without a dot.
+Changes apply to the whole process, and each read or write uses the settings in force when
+it starts.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from zarrkit import _zarrkit
 
-__all__ = ["as_dict", "enable_gpu", "get", "gpu_available", "reset", "set"]
+__all__ = ["as_dict", "defaults", "enable_gpu", "get", "gpu_available", "reset", "set"]
 
-_DEFAULTS: dict[str, Any] = {"num_threads": 0, "write_empty_chunks": False, "memory": "host"}
 _lock = threading.Lock()
+_INT_MAX = 2**63 - 1
+
+# Integer settings whose range is narrower than 0 .. 2**63-1: (least, most).
+_RANGES: dict[str, tuple[int, int]] = {
+    "remote.concurrency": (1, _INT_MAX),
+    "remote.event_loops": (0, 64),
+    "remote.max_attempts": (1, 100),
+    "remote.coalesce_max_bytes": (1, _INT_MAX),
+    "remote.s3_part_size_bytes": (1, _INT_MAX),
+    "gpu.batch_budget_bytes": (1, _INT_MAX),
+    "gpu.pipeline_depth": (1, 8),
+    "gpu.nvcomp_min_chunks": (1, _INT_MAX),
+    "gpu.gds_threads": (1, 256),
+    "gpu.gds_piece_bytes": (1, 1 << 30),
+    "shard_read_window_bytes": (1, _INT_MAX),
+}
+# String settings with a fixed set of values.
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "memory": ("host", "pinned", "device"),
+    "gpu.gds_mode": ("auto", "cufile", "compat"),
+}
 
 
-def _apply(settings: dict[str, Any]) -> None:
-    _zarrkit.set_settings(
-        num_threads=settings["num_threads"],
-        write_empty_chunks=settings["write_empty_chunks"],
-        memory=settings["memory"],
-    )
+def defaults() -> dict[str, Any]:
+    """The defaults: zarrkit's, with the ``ZARRKIT_*`` environment variables applied."""
+    return dict(_zarrkit.default_settings())
+
+
+def _unknown(name: str) -> KeyError:
+    return KeyError(f"unknown zarrkit setting {name!r}; known: {', '.join(sorted(defaults()))}")
 
 
 def _check(name: str, value: Any) -> Any:
-    if name not in _DEFAULTS:
-        raise KeyError(f"unknown zarrkit setting {name!r}; known: {', '.join(sorted(_DEFAULTS))}")
-    if name == "num_threads":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"num_threads must be an integer >= 0 (0: one per hardware thread), got {value!r}")
-    elif name == "write_empty_chunks":
+    known = defaults()
+    if name not in known:
+        raise _unknown(name)
+    default = known[name]
+    if isinstance(default, bool):
         if not isinstance(value, bool):
-            raise ValueError(f"write_empty_chunks must be True or False, got {value!r}")
-    elif name == "memory":
-        if value not in ("host", "pinned", "device"):
-            raise ValueError(f"memory must be 'host', 'pinned' or 'device', got {value!r}")
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+    elif isinstance(default, int):
+        least, most = _RANGES.get(name, (0, _INT_MAX))
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+            meaning = " (0: one per hardware thread)" if name == "num_threads" else ""
+            raise ValueError(f"{name} must be an integer from {least} to {most}{meaning}, got {value!r}")
+    elif name in _CHOICES:
+        if value not in _CHOICES[name]:
+            options = ", ".join(repr(c) for c in _CHOICES[name][:-1]) + f" or {_CHOICES[name][-1]!r}"
+            raise ValueError(f"{name} must be {options}, got {value!r}")
+    elif not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, got {value!r}")
     return value
 
 
+def _flatten(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
 def as_dict() -> dict[str, Any]:
-    """All settings now in force."""
+    """All settings now in force, by their dotted names."""
     return dict(_zarrkit.get_settings())
 
 
 def get(name: str) -> Any:
-    """The value of one setting."""
+    """The value of one setting (``"num_threads"``, ``"remote.concurrency"``, ...)."""
     settings = as_dict()
     if name not in settings:
-        raise KeyError(f"unknown zarrkit setting {name!r}; known: {', '.join(sorted(settings))}")
+        raise _unknown(name)
     return settings[name]
 
 
@@ -86,32 +143,35 @@ class _Restore:
 
     def __exit__(self, *exc: object) -> None:
         with _lock:
-            _apply(self._previous)
+            _zarrkit.set_settings(self._previous)
 
     def __repr__(self) -> str:
         return f"<zarrkit.config.set: previous settings {self._previous}>"
 
 
-def set(**settings: Any) -> _Restore:  # noqa: A001 - mirrors zarr.config.set
+# Named like zarr.config.set (it shadows the builtin inside this module only).
+def set(settings: Mapping[str, Any] | None = None, /, **kwargs: Any) -> _Restore:  # noqa: A001
     """Changes settings now; as a context manager, restores the previous ones on exit.
 
-    Raises ``KeyError`` for an unknown name and ``ValueError`` for a bad value, before
-    changing anything. ``memory="device"`` raises :class:`zarrkit.errors.UnsupportedError`
-    when the build or the machine has no GPU.
+    ``settings`` maps dotted names (``"gpu.nvcomp_decode"``) or groups
+    (``{"gpu": {"nvcomp_decode": True}}``) to values; keyword arguments name settings
+    without a dot (``num_threads=4``). Raises ``KeyError`` for an unknown name and
+    ``ValueError`` for a bad value, before changing anything. ``memory="device"`` raises
+    :class:`zarrkit.errors.UnsupportedError` when the build or the machine has no GPU.
     """
+    changes = _flatten(settings or {})
+    changes.update(kwargs)
+    checked = {name: _check(name, value) for name, value in changes.items()}
     with _lock:
         previous = as_dict()
-        updated = dict(previous)
-        for name, value in settings.items():
-            updated[name] = _check(name, value)
-        _apply(updated)
+        _zarrkit.set_settings(checked)
     return _Restore(previous)
 
 
 def reset() -> None:
-    """Restores every default."""
+    """Restores every default (see :func:`defaults`)."""
     with _lock:
-        _apply(dict(_DEFAULTS))
+        _zarrkit.set_settings(defaults())
 
 
 def gpu_available() -> bool:
@@ -130,6 +190,6 @@ def enable_gpu() -> _Restore:
 
 def __getattr__(name: str) -> Any:
     # zarrkit.config.num_threads and friends read the current value.
-    if name in _DEFAULTS:
+    if "." not in name and name in as_dict():
         return get(name)
     raise AttributeError(f"module 'zarrkit.config' has no attribute {name!r}")

@@ -158,9 +158,9 @@ class GDSStore(Store):
 
     ``mode``: ``"auto"`` (cuFile if it loads and its driver opens, else the compat path),
     ``"cufile"`` (cuFile or :class:`zarrkit.errors.UnsupportedError`), ``"compat"``;
-    None takes ``$ZARRKIT_GDS_MODE`` (default auto). ``threads`` and ``piece_bytes`` tune
-    the I/O threads (0: ``$ZARRKIT_GDS_THREADS`` or 16, ``$ZARRKIT_GDS_PIECE_BYTES`` or
-    4 MiB). Without a GPU, everything but device reads works; those raise
+    None takes the ``gpu.gds_mode`` setting (:mod:`zarrkit.config`; default auto, or
+    ``$ZARRKIT_GDS_MODE``). ``threads`` and ``piece_bytes`` tune the I/O threads (0: the
+    ``gpu.gds_threads`` and ``gpu.gds_piece_bytes`` settings, 16 and 4 MiB by default). Without a GPU, everything but device reads works; those raise
     ``UnsupportedError("no CUDA device: ...")``. Pickles as its path and options.
     """
 
@@ -188,7 +188,7 @@ class GDSStore(Store):
 
     @property
     def options(self) -> dict[str, Any]:
-        """The mode, threads and piece size in force (the environment applied)."""
+        """The mode, threads and piece size in force (options given, else the settings)."""
         mode, threads, piece_bytes = self._handle.gds_options()
         return {"mode": mode, "threads": threads, "piece_bytes": piece_bytes}
 
@@ -349,7 +349,8 @@ class RemoteStore(Store):
 
     S3 credentials, region, endpoint (``AWS_ENDPOINT_URL_S3``) and addressing come from
     the environment and the AWS files, as boto3 reads them; retries, timeouts and request
-    concurrency from zarrkit's ``ZARRKIT_HTTP_*`` variables (see docs/remote-stores.md).
+    concurrency from the ``remote.*`` settings of :mod:`zarrkit.config` in force when it is
+    opened (their defaults from the ``ZARRKIT_HTTP_*`` variables; see docs/settings.md).
     Opening sends no request. Pickles as its URL, so a worker process (a Dask worker, say)
     opens the same bucket or site with the settings of its own environment.
     """

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,12 +14,15 @@ from zarrkit.errors import UnsupportedError
 
 
 def test_defaults_and_set():
-    assert zarrkit.config.as_dict() == {"num_threads": 0, "write_empty_chunks": False, "memory": "host"}
+    settings = zarrkit.config.as_dict()
+    assert settings == zarrkit.config.defaults()
+    assert {k: settings[k] for k in ("num_threads", "write_empty_chunks", "memory")} == {
+        "num_threads": 0, "write_empty_chunks": False, "memory": "host"}
     zarrkit.config.set(num_threads=3)
     assert zarrkit.config.get("num_threads") == 3
     assert zarrkit.config.num_threads == 3
     with zarrkit.config.set(num_threads=1, write_empty_chunks=True):
-        assert zarrkit.config.as_dict() == {"num_threads": 1, "write_empty_chunks": True, "memory": "host"}
+        assert zarrkit.config.as_dict() == {**settings, "num_threads": 1, "write_empty_chunks": True}
     assert zarrkit.config.num_threads == 3
     assert zarrkit.config.write_empty_chunks is False
     zarrkit.config.reset()
@@ -64,3 +71,137 @@ def test_gpu_memory_store_without_gpu():
         pytest.skip("this machine and build have a GPU")
     with pytest.raises(UnsupportedError, match="no GPU support|no usable GPU|no GPU can be used|no CUDA device"):
         zarrkit.storage.GpuMemoryStore()
+
+
+# Every setting with its default when no ZARRKIT_* variable is set (docs/settings.md).
+DEFAULTS = {
+    "num_threads": 0,
+    "write_empty_chunks": False,
+    "memory": "host",
+    "shard_coalesce_gap_bytes": 64 << 10,
+    "shard_read_window_bytes": 4 << 20,
+    "remote.concurrency": 64,
+    "remote.event_loops": 0,
+    "remote.connect_timeout_ms": 10000,
+    "remote.stall_timeout_ms": 30000,
+    "remote.request_timeout_ms": 0,
+    "remote.max_attempts": 8,
+    "remote.retry_initial_delay_ms": 100,
+    "remote.retry_max_delay_ms": 5000,
+    "remote.retry_total_ms": 60000,
+    "remote.verify_tls": True,
+    "remote.ca_bundle": "",
+    "remote.coalesce_gap_bytes": 256 << 10,
+    "remote.coalesce_max_bytes": 32 << 20,
+    "remote.s3_multipart_threshold_bytes": 64 << 20,
+    "remote.s3_part_size_bytes": 16 << 20,
+    "gpu.batch_budget_bytes": 256 << 20,
+    "gpu.pipeline_depth": 4,
+    "gpu.nvcomp_decode": False,
+    "gpu.nvcomp_min_chunks": 512,
+    "gpu.gds_direct": True,
+    "gpu.gds_mode": "auto",
+    "gpu.gds_threads": 16,
+    "gpu.gds_piece_bytes": 4 << 20,
+    "gpu.cufile_library": "",
+    "gpu.nvcomp_library": "",
+}
+
+
+def _python(code: str, **variables: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZARRKIT_") and k not in (
+        "AWS_CA_BUNDLE", "CURL_CA_BUNDLE")}
+    env.update(variables)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_every_setting_and_its_default():
+    proc = _python("import json, zarrkit; print(json.dumps(zarrkit.config.as_dict()))")
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    assert json.loads(proc.stdout) == DEFAULTS
+
+
+def test_the_environment_sets_the_defaults_once():
+    code = (
+        "import os, zarrkit\n"
+        "d = zarrkit.config.defaults()\n"
+        "print(d['remote.concurrency'], d['gpu.nvcomp_decode'], d['gpu.gds_mode'], d['gpu.batch_budget_bytes'])\n"
+        "zarrkit.config.set({'remote.concurrency': 3})\n"
+        "os.environ['ZARRKIT_HTTP_CONCURRENCY'] = '9'  # read once: no effect now\n"
+        "zarrkit.config.reset()\n"
+        "print(zarrkit.config.get('remote.concurrency'))\n"
+    )
+    proc = _python(code, ZARRKIT_HTTP_CONCURRENCY="7", ZARRKIT_NVCOMP_DECODE="1", ZARRKIT_GDS_MODE="compat",
+                   ZARRKIT_GPU_BATCH_BYTES="64M")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["7", "True", "compat", str(64 << 20), "7"]
+
+
+def test_a_malformed_variable_is_an_error_naming_it():
+    code = (
+        "import zarrkit\n"
+        "try:\n"
+        "    zarrkit.config.as_dict()\n"
+        "except zarrkit.errors.InvalidArgumentError as e:\n"
+        "    print(e)\n"
+    )
+    proc = _python(code, ZARRKIT_GPU_PIPELINE_DEPTH="deep")
+    assert proc.returncode == 0, proc.stderr
+    assert 'ZARRKIT_GPU_PIPELINE_DEPTH="deep"' in proc.stdout
+
+
+def test_grouped_settings_set_get_and_scoped():
+    before = zarrkit.config.as_dict()
+    zarrkit.config.set({"remote.concurrency": 8, "gpu": {"nvcomp_decode": True, "gds_mode": "compat"}})
+    assert zarrkit.config.get("remote.concurrency") == 8
+    assert zarrkit.config.get("gpu.nvcomp_decode") is True
+    assert zarrkit.config.get("gpu.gds_mode") == "compat"
+    with zarrkit.config.set({"remote.concurrency": 2, "remote.stall_timeout_ms": 1500}, num_threads=2):
+        assert zarrkit.config.get("remote.concurrency") == 2
+        assert zarrkit.config.get("remote.stall_timeout_ms") == 1500
+        with zarrkit.config.set({"gpu.batch_budget_bytes": 1 << 20, "remote.ca_bundle": "/tmp/ca.pem"}):
+            assert zarrkit.config.get("gpu.batch_budget_bytes") == 1 << 20
+            assert zarrkit.config.get("remote.concurrency") == 2
+            assert zarrkit.config.get("remote.ca_bundle") == "/tmp/ca.pem"
+        assert zarrkit.config.get("gpu.batch_budget_bytes") == before["gpu.batch_budget_bytes"]
+        assert zarrkit.config.get("remote.ca_bundle") == before["remote.ca_bundle"]
+    assert zarrkit.config.get("remote.concurrency") == 8
+    assert zarrkit.config.get("remote.stall_timeout_ms") == before["remote.stall_timeout_ms"]
+    assert zarrkit.config.num_threads == before["num_threads"]
+    zarrkit.config.reset()
+    assert zarrkit.config.as_dict() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("gpu.pipeline_depth", 9),
+        ("gpu.pipeline_depth", 0),
+        ("gpu.gds_mode", "posix"),
+        ("gpu.nvcomp_decode", 1),
+        ("remote.verify_tls", "no"),
+        ("remote.concurrency", 0),
+        ("remote.max_attempts", 1.5),
+        ("remote.ca_bundle", 3),
+        ("gpu.gds_piece_bytes", (1 << 30) + 1),
+    ],
+)
+def test_bad_grouped_values_change_nothing(name, value):
+    before = zarrkit.config.as_dict()
+    with pytest.raises(ValueError, match=name.replace(".", r"\.")):
+        zarrkit.config.set({"remote.concurrency": 5, name: value})
+    assert zarrkit.config.as_dict() == before
+    with pytest.raises(KeyError, match="unknown zarrkit setting 'gpu.no_such'"):
+        zarrkit.config.set({"gpu": {"no_such": 1}})
+
+
+def test_a_gds_store_takes_the_settings_it_is_made_under(tmp_path):
+    with zarrkit.config.set({"gpu.gds_mode": "compat", "gpu.gds_threads": 3, "gpu.gds_piece_bytes": 1 << 20}):
+        store = zarrkit.storage.GDSStore(tmp_path / "g.zarr")
+    assert store.options == {"mode": "compat", "threads": 3, "piece_bytes": 1 << 20}
+    # Options given to the store win.
+    with zarrkit.config.set({"gpu.gds_threads": 3}):
+        store = zarrkit.storage.GDSStore(tmp_path / "h.zarr", threads=5)
+    assert store.options["threads"] == 5

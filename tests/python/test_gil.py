@@ -17,11 +17,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def test_read_releases_the_gil_during_io(tmp_path, monkeypatch):
+def test_read_releases_the_gil_during_io(tmp_path):
     # A held GIL would stall every request: fail fast instead of retrying for long.
-    monkeypatch.setenv("ZARRKIT_HTTP_STALL_TIMEOUT_MS", "3000")
-    monkeypatch.setenv("ZARRKIT_HTTP_RETRY_INITIAL_MS", "10")
-    monkeypatch.setenv("ZARRKIT_HTTP_RETRY_MAX_MS", "100")
+    zarrkit.config.set(
+        {"remote.stall_timeout_ms": 3000, "remote.retry_initial_delay_ms": 10, "remote.retry_max_delay_ms": 100})
     data = np.arange(120 * 90, dtype="f8").reshape(120, 90)
     zarrkit.create_array(tmp_path / "a.zarr", data=data, chunks=(10, 10), zarr_format=2)
     handler = functools.partial(_QuietHandler, directory=str(tmp_path))

@@ -22,6 +22,11 @@ def s3_env(moto, tmp_path, monkeypatch):
     for name, value in zarrkit_env(moto.url, tmp_path).items():
         if name.startswith(("AWS_", "ZARRKIT_")):
             monkeypatch.setenv(name, value)
+    # zarrkit read its ZARRKIT_* variables once, at its first use: this process takes the
+    # same fast retries from zarrkit.config (the worker processes from the environment).
+    with zarrkit.config.set({"remote.retry_initial_delay_ms": 10, "remote.retry_max_delay_ms": 200,
+                             "remote.stall_timeout_ms": 1000, "remote.connect_timeout_ms": 2000}):
+        yield
 
 
 def test_s3_create_write_read(s3_env, moto, bucket):
