@@ -9,8 +9,8 @@
 // every setting with its variable). A malformed variable is InvalidArgumentError naming it,
 // from that first use on.
 //
-// Each request reads the settings in force on the thread that starts it (current_config()),
-// when it starts: the shared pool's workers never read them. Stores read theirs when they
+// Each request reads the settings on the thread that starts it (current_config()), when it
+// starts, and hands what its tasks need to the pool's workers. Stores read theirs when they
 // are made: a remote or GDS store keeps the settings in force at its creation, and explicit
 // options given to it (RemoteOptions, S3Options, GdsOptions) win over them.
 #pragma once
