@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include "core/settings_env.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
@@ -452,8 +453,8 @@ enum Kind { kBasic, kCoordinate, kMask, kBlock, kNumKinds };
 const char* const kKindNames[] = {"basic/orthogonal", "coordinate", "mask", "block"};
 
 std::uint64_t env_or(const char* name, std::uint64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
+  const std::optional<std::string> v = environment_variable(name);
+  return v ? std::strtoull(v->c_str(), nullptr, 10) : fallback;
 }
 
 TEST(SelectionProperty, EveryKindReadAndWriteMatchesNumPySemantics) {
