@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <numeric>
 #include <set>
@@ -17,9 +18,11 @@
 
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/selection.h"
 #include "zarrkit/stores/memory_store.h"
+#include "zarrkit/thread_pool.h"
 
 namespace zarrkit {
 namespace {
@@ -385,9 +388,11 @@ TEST(FetchedReads, WholeShardsAreFetchedInBatchesAndPartsReadAlone) {
 }
 
 TEST(FetchedReads, ShardsReadInPartHaveTheirRequestsOnTheWayTogether) {
-  // 16 requests in flight: 4 readers of their own. Each ranged get (a shard's index, its
-  // inner chunks) waits until 4 are on the way at once; read one shard per pool thread,
-  // they would never be (the wait gives up after 10 s, once).
+  // 16 requests in flight: 4 shards read in part at once, on the pool's threads (a pool of
+  // 8 here, whatever this machine has). Each ranged get (a shard's index, its inner chunks)
+  // waits until 4 are on the way at once; read one shard at a time, they would never be
+  // (the wait gives up after 10 s, once).
+  const ScopedConfig threads([](Config& c) { c.num_threads = 8; });
   auto store = std::make_shared<BatchingStore>(16);
   ArraySpec spec;
   spec.shape = {40, 60};
@@ -427,6 +432,120 @@ TEST(FetchedReads, ShardsReadInPartHaveTheirRequestsOnTheWayTogether) {
   // A failure in one of them is reported, and the others stop.
   store->on_single_get = [&] { fail_io("the server went away"); };
   EXPECT_THROW((void)opened.read(part), IoError);
+}
+
+// Running on the shared pool: no threads of the read's own, no deadlock on a pool of one
+// thread or when the read is itself a task of the pool.
+
+// The threads of this process now.
+std::size_t thread_count() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// An array of 300 chunks of 10 int32 on `store` ("x", zstd, fill -1), holding `data`.
+Array make_chunked_array(const std::shared_ptr<Store>& store, std::vector<std::int32_t>& data) {
+  ArraySpec spec;
+  spec.shape = {30, 100};
+  spec.chunks = {1, 10};
+  spec.dtype = DataType::int_(32);
+  spec.codecs = json::array({kBytes, kZstd});
+  spec.fill_value = -1;
+  Array array = Array::create(store, "x", make_array_metadata(spec, CodecRegistry::builtin()));
+  data.resize(3000);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::int32_t>(i % 7 == 0 ? -1 : i);
+  array.write(Selection{}, NDView{reinterpret_cast<std::byte*>(data.data()), spec.shape,
+                                  NDView::c_strides(spec.shape, 4), spec.dtype});
+  return Array::open(store, "x");
+}
+
+TEST(FetchedReads, NoThreadIsStartedForARead) {
+  auto store = std::make_shared<BatchingStore>(4);  // batches of 2: many batches per read
+  std::vector<std::int32_t> data;
+  const Array array = make_chunked_array(store, data);
+  (void)array.read(Selection{});  // the shared pool exists from here on
+  const std::size_t before = thread_count();
+  std::atomic<std::size_t> most_during{0};
+  store->before_each = [&](const std::string&) {
+    const std::size_t now = thread_count();
+    for (std::size_t seen = most_during.load(); now > seen && !most_during.compare_exchange_weak(seen, now);) {
+    }
+  };
+  for (int i = 0; i < 20; ++i) {
+    const NDBuffer got = array.read(Selection{});
+    ASSERT_EQ(std::memcmp(got.data(), data.data(), got.nbytes()), 0);
+  }
+  EXPECT_EQ(most_during.load(), before);  // while the values are handed over
+  EXPECT_EQ(thread_count(), before);
+}
+
+TEST(FetchedReads, APoolOfOneThreadFetchesAndReadsOnTheCallingThread) {
+  const ScopedConfig one_thread([](Config& c) { c.num_threads = 1; });
+  ASSERT_EQ(shared_thread_pool().size(), 1u);
+  const std::thread::id caller = std::this_thread::get_id();
+  {
+    // The one thread is inside get_each while the batch is handed over: it reads each value
+    // as it comes (the store waits for that before handing over the next).
+    auto store = std::make_shared<BatchingStore>(8);
+    put_chunks(*store, 12);
+    Fixture f(12);
+    std::size_t handed = 0;
+    std::size_t read = 0;
+    bool handed_before_read = false;
+    store->before_each = [&](const std::string&) {
+      if (read != handed) handed_before_read = true;
+      ++handed;
+    };
+    std::set<std::size_t> tasks_read;
+    read_fetched_as_they_arrive(store, *f.metadata, f.region, 12, "array 'x'",
+                                [](std::size_t i) { return i % 5 == 0 ? std::string() : key_of_chunk(i); },
+                                [&](const ChunkReadRequest&, std::size_t task) {
+                                  EXPECT_EQ(std::this_thread::get_id(), caller);
+                                  tasks_read.insert(task);
+                                  if (task % 5 != 0) ++read;
+                                });
+    EXPECT_FALSE(handed_before_read);
+    EXPECT_EQ(tasks_read.size(), 12u);
+    EXPECT_EQ(store->keys_requested.load(), 9u);  // tasks 0, 5, 10 read for themselves
+  }
+  // Whole arrays, and failures, the same way.
+  auto store = std::make_shared<BatchingStore>(4);
+  std::vector<std::int32_t> data;
+  const Array array = make_chunked_array(store, data);
+  const NDBuffer got = array.read(Selection{});
+  ASSERT_EQ(std::memcmp(got.data(), data.data(), got.nbytes()), 0);
+  std::size_t values = 0;
+  store->before_each = [&](const std::string&) {
+    if (++values == 50) store->fail = true;
+  };
+  const std::size_t requested_before = store->keys_requested.load();
+  EXPECT_THROW((void)array.read(Selection{}), IoError);
+  EXPECT_LT(store->keys_requested.load() - requested_before, 60u);
+}
+
+TEST(FetchedReads, AReadMadeFromInsideAPoolTaskCompletes) {
+  // More reads than the pool has threads, each a task of the pool: some run while every
+  // thread is busy with another read, and their work waits for none of them.
+  auto store = std::make_shared<BatchingStore>(4);
+  std::vector<std::int32_t> data;
+  const Array array = make_chunked_array(store, data);
+  ThreadPool& pool = shared_thread_pool();
+  const std::size_t reads = 4 * pool.size();
+  std::vector<int> matches(reads, 0);
+  pool.parallel_for(reads, [&](std::size_t i) {
+    const NDBuffer got = array.read(Selection{});
+    matches[i] = std::memcmp(got.data(), data.data(), got.nbytes()) == 0 ? 1 : 0;
+  });
+  EXPECT_EQ(std::count(matches.begin(), matches.end(), 1), static_cast<std::ptrdiff_t>(reads));
+  // And on a pool of its own size, from inside a task of another pool (runs inline).
+  ThreadPool outer(3);
+  std::vector<int> outer_matches(6, 0);
+  outer.parallel_for(6, [&](std::size_t i) {
+    const NDBuffer got = array.read(Selection{});
+    outer_matches[i] = std::memcmp(got.data(), data.data(), got.nbytes()) == 0 ? 1 : 0;
+  });
+  EXPECT_EQ(std::count(outer_matches.begin(), outer_matches.end(), 1), 6);
 }
 
 }  // namespace
