@@ -548,5 +548,126 @@ TEST(FetchedReads, AReadMadeFromInsideAPoolTaskCompletes) {
   EXPECT_EQ(std::count(outer_matches.begin(), outer_matches.end(), 1), 6);
 }
 
+// Point selections, orthogonal selections with lists, and resize on a batching store:
+// chunks are fetched in batches, never one get per chunk, and the results are those of an
+// in-memory store.
+
+// A batching store and a memory store holding the same array ("x", 300 chunks, zstd).
+struct TwinArrays {
+  TwinArrays() {
+    batched = std::make_shared<BatchingStore>(4);
+    plain = std::make_shared<MemoryStore>();
+    on_batched.emplace(make_chunked_array(batched, data));
+    on_plain.emplace(make_chunked_array(plain, data));
+    batched->single_gets = 0;
+    batched->keys_requested = 0;
+  }
+  std::shared_ptr<BatchingStore> batched;
+  std::shared_ptr<MemoryStore> plain;
+  std::vector<std::int32_t> data;
+  std::optional<Array> on_batched;
+  std::optional<Array> on_plain;
+};
+
+void expect_same(const NDBuffer& a, const NDBuffer& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.nbytes(), b.nbytes());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.nbytes()), 0);
+}
+
+TEST(FetchedReads, CoordinateAndMaskSelectionsFetchTheirChunksInBatches) {
+  TwinArrays t;
+  // 200 points over 100 chunks of rows 0-19 (and repeats), in no particular order.
+  std::vector<std::int64_t> rows, cols;
+  for (std::int64_t i = 0; i < 200; ++i) {
+    rows.push_back((i * 7) % 20);
+    cols.push_back((i * 37) % 100);
+  }
+  const CoordinateSelection coords{rows, cols};
+  std::set<std::pair<std::int64_t, std::int64_t>> chunks;
+  for (std::size_t i = 0; i < rows.size(); ++i) chunks.emplace(rows[i], cols[i] / 10);
+  expect_same(t.on_batched->read_coordinates(coords), t.on_plain->read_coordinates(coords));
+  EXPECT_EQ(t.batched->single_gets.load(), 0u);
+  EXPECT_EQ(t.batched->keys_requested.load(), chunks.size());
+  EXPECT_EQ(t.batched->sorted_batch_sizes().back(), 2u);  // a quarter of twice 4 in flight
+
+  MaskSelection mask{{30, 100}, std::vector<std::uint8_t>(3000, 0)};
+  for (std::size_t i = 0; i < 3000; i += 13) mask.mask[i] = 1;  // touches most chunks
+  t.batched->keys_requested = 0;
+  expect_same(t.on_batched->read_mask(mask), t.on_plain->read_mask(mask));
+  EXPECT_EQ(t.batched->single_gets.load(), 0u);
+  EXPECT_GT(t.batched->keys_requested.load(), 100u);
+
+  // Orthogonal selections with index lists go through the plain read's batched fetch.
+  const Selection orthogonal{IndexArray{{3, 17, 3, 29}}, IndexArray{{95, 0, 41}}};
+  t.batched->keys_requested = 0;
+  expect_same(t.on_batched->read(orthogonal), t.on_plain->read(orthogonal));
+  EXPECT_EQ(t.batched->single_gets.load(), 0u);
+  EXPECT_EQ(t.batched->keys_requested.load(), 9u);  // 3 rows x 3 chunks
+
+  // A failed fetch is reported with the array.
+  t.batched->fail = true;
+  try {
+    (void)t.on_batched->read_coordinates(coords);
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("array 'x' in memory://"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FetchedReads, CoordinateWritesFetchTheChunksTheyChangeInBatches) {
+  TwinArrays t;
+  const CoordinateSelection coords{{0, 5, 5, 29, 12}, {0, 99, 98, 50, 3}};
+  std::vector<std::int32_t> values{1000, 1001, 1002, 1003, 1004};
+  const NDView view{reinterpret_cast<std::byte*>(values.data()), {5}, {4}, DataType::int_(32)};
+  t.on_batched->write_coordinates(coords, view);
+  t.on_plain->write_coordinates(coords, view);
+  EXPECT_EQ(t.batched->single_gets.load(), 0u);
+  EXPECT_EQ(t.batched->keys_requested.load(), 4u);  // (5, 98) and (5, 99) share a chunk
+  expect_same(t.on_batched->read(Selection{}), t.on_plain->read(Selection{}));
+}
+
+TEST(FetchedReads, CoordinateReadsOfShardedArraysFetchWholeShardsInBatches) {
+  auto batched = std::make_shared<BatchingStore>(2);
+  auto plain = std::make_shared<MemoryStore>();
+  ArraySpec spec;
+  spec.shape = {40, 60};
+  spec.chunks = {10, 20};  // 12 shards of 2x4 inner chunks
+  spec.dtype = DataType::uint_(16);
+  spec.codecs = json::array({sharding({5, 5})});
+  spec.fill_value = 0;
+  std::vector<std::uint16_t> data(40 * 60);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(i * 3);
+  for (const std::shared_ptr<Store>& store : {std::shared_ptr<Store>(batched), std::shared_ptr<Store>(plain)}) {
+    Array::create(store, "s", make_array_metadata(spec, CodecRegistry::builtin()))
+        .write(Selection{}, NDView{reinterpret_cast<std::byte*>(data.data()), spec.shape,
+                                   NDView::c_strides(spec.shape, 2), spec.dtype});
+  }
+  const Array on_batched = Array::open(batched, "s");
+  batched->single_gets = 0;
+  const CoordinateSelection coords{{0, 39, 12, 25, 7, 31}, {0, 59, 44, 3, 21, 33}};  // 6 shards
+  expect_same(on_batched.read_coordinates(coords), Array::open(plain, "s").read_coordinates(coords));
+  EXPECT_EQ(batched->single_gets.load(), 0u);
+  EXPECT_EQ(batched->keys_requested.load(), 6u);
+  EXPECT_EQ(batched->sorted_batch_sizes(), std::vector<std::size_t>(3, 2));
+}
+
+TEST(FetchedReads, ResizeFetchesTheChunksItRewritesInBatches) {
+  TwinArrays t;
+  // Shrinking to [25, 55]: rows 25-29 and, in rows 0-24, the chunks past column 59 are
+  // erased (150 chunks, no fetch); in rows 0-24 the chunk of columns 50-59 is fetched and
+  // rewritten with the fill value past column 54 (25 chunks).
+  t.on_batched->resize({25, 55});
+  t.on_plain->resize({25, 55});
+  EXPECT_EQ(t.batched->single_gets.load(), 0u);
+  EXPECT_EQ(t.batched->keys_requested.load(), 25u);
+  EXPECT_EQ(t.batched->sorted_batch_sizes().back(), 2u);
+  // Growing back: what was cut off reads as the fill value on both.
+  t.on_batched->resize({30, 100});
+  t.on_plain->resize({30, 100});
+  expect_same(Array::open(t.batched, "x").read(Selection{}), Array::open(t.plain, "x").read(Selection{}));
+  EXPECT_EQ(t.batched->list("x").size(), t.plain->list("x").size());
+}
+
 }  // namespace
 }  // namespace zarrkit
