@@ -1,10 +1,11 @@
 // Array: coordinate and mask selections (point selections), and block selections.
 //
 // Points are grouped by chunk (PointPlan); each chunk task runs on the shared thread pool,
-// decodes its chunk once, and moves its points one element at a time. On stores that batch
-// gets the chunks are fetched in batches, as plain reads fetch them (fetched_reads.h). A write reads the
+// decodes its chunk once, and moves its points one element at a time. A write reads the
 // chunk (or starts from the fill value), applies its points in increasing order, so a
 // repeated point keeps its last value, and stores it, erasing it when only fill remains.
+// On stores that batch gets the chunks are fetched in batches, as plain reads fetch them
+// (fetched_reads.h).
 #include <algorithm>
 #include <cstring>
 #include <limits>
