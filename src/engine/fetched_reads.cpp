@@ -44,7 +44,10 @@ struct Stopped {};
 
 // One run: the work the pool's threads share, and its budget. Each thread runs work() until
 // nothing is left for it. A thread waits only while another, already running, is fetching a
-// batch or running a task: every wait ends without help from a thread not yet started.
+// batch or running a task, and every thread that changes the state goes on to look for work
+// itself: every wait ends without help from a thread not yet started. Idle threads are woken
+// only for work that a thread inside get_each leaves to them, and all at once when nothing is
+// left to start.
 class FetchRun {
  public:
   FetchRun(const std::shared_ptr<Store>& store, const FetchBudget& budget, std::size_t own_limit,
@@ -71,32 +74,34 @@ class FetchRun {
         on_the_way_ += count;
         requested_ += count;
         ++fetching_;
+        cover_arrived();  // this thread may have been woken for one of them
         lock.unlock();
         fetch(first, count);
         lock.lock();
         --fetching_;
-        changed_.notify_all();  // the others may be done, or the budget may have room
+        if (nothing_left_to_start()) wake_all();
         continue;
       }
       if (!arrived_.empty()) {
         run_arrived(lock);
         continue;
       }
-      if (next_own_ < own_tasks_.size() && own_running_ < own_limit_) {
+      if (own_task_may_start()) {
         const std::size_t task = own_tasks_[next_own_++];
         ++own_running_;
+        if (nothing_left_to_start()) wake_all();
         lock.unlock();
         run_guarded(*store_, task);
         lock.lock();
         --own_running_;
-        changed_.notify_all();
         continue;
       }
       // Tasks still running elsewhere finish by themselves: nothing more comes for this thread.
-      if (next_key_ == keys_.size() && fetching_ == 0 && next_own_ == own_tasks_.size()) return;
-      ++idle_;
+      if (nothing_left_to_start()) return;
+      ++waiting_;
       changed_.wait(lock);
-      --idle_;
+      --waiting_;
+      if (woken_ > 0) --woken_;
     }
   }
 
@@ -114,6 +119,31 @@ class FetchRun {
     return fits ? count : 0;
   }
 
+  bool own_task_may_start() const { return next_own_ < own_tasks_.size() && own_running_ < own_limit_; }
+
+  bool nothing_left_to_start() const {
+    return next_key_ == keys_.size() && fetching_ == 0 && arrived_.empty() && next_own_ == own_tasks_.size();
+  }
+
+  // Waiting threads not already woken.
+  std::size_t idle() const { return waiting_ > woken_ ? waiting_ - woken_ : 0; }
+
+  void wake_one() {
+    if (idle() == 0) return;
+    ++woken_;
+    changed_.notify_one();
+  }
+
+  void wake_all() {
+    woken_ = waiting_;
+    changed_.notify_all();
+  }
+
+  // Wakes idle threads until each arrived value has a woken thread to take it, or none is left.
+  void cover_arrived() {
+    while (arrived_.size() > woken_ && idle() > 0) wake_one();
+  }
+
   // Fetches keys [first, first + count) with one get_each. While it hands the values over,
   // those that no idle thread is free to take are run on this thread.
   void fetch(std::size_t first, std::size_t count) {
@@ -127,14 +157,15 @@ class FetchRun {
         ++handed;
         --requested_;
         arrived_.push_back(Arrived{fetched_tasks_[first + k], keys_[first + k], std::move(value)});
-        if (arrived_.size() <= idle_) {
-          changed_.notify_one();
-          return;
+        cover_arrived();
+        if (arrived_.size() > woken_) {
+          // More values waiting than idle threads: run one here; the transport keeps
+          // receiving the rest of the batch meanwhile.
+          run_arrived(lock);
+          if (failure_) throw Stopped{};
         }
-        // More values waiting than idle threads: run one here; the transport keeps
-        // receiving the rest of the batch meanwhile.
-        run_arrived(lock);
-        if (failure_) throw Stopped{};
+        // This thread requests no more until get_each returns: room for a batch is another's.
+        if (batch_that_fits() > 0) wake_one();
       });
       // Every task waits to be run: a store that dropped a key would leave one undone.
       if (handed != count) fail_io("{}: get_each handed over {} of {} values", store_->describe(), handed, count);
@@ -155,6 +186,7 @@ class FetchRun {
   void run_arrived(std::unique_lock<std::mutex>& lock) {
     Arrived a = std::move(arrived_.front());
     arrived_.pop_front();
+    if (nothing_left_to_start()) wake_all();
     lock.unlock();
     try {
       FetchedStore::Fetched held;
@@ -166,7 +198,6 @@ class FetchRun {
     }
     lock.lock();
     --on_the_way_;
-    if (idle_ > 0) changed_.notify_one();  // the budget has room for one more
   }
 
   void run_guarded(Store& store, std::size_t task) {
@@ -179,11 +210,9 @@ class FetchRun {
 
   // Records the first failure and wakes everyone: nothing more is requested or run.
   void fail(std::exception_ptr error) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!failure_) failure_ = std::move(error);
-    }
-    changed_.notify_all();
+    std::lock_guard lock(mutex_);
+    if (!failure_) failure_ = std::move(error);
+    wake_all();
   }
 
   const std::shared_ptr<Store>& store_;
@@ -196,7 +225,7 @@ class FetchRun {
   const std::function<void(Store&, std::size_t)>& run_one_;
 
   std::mutex mutex_;
-  std::condition_variable changed_;  // work arrived, room came free, a batch or task ended, or the run failed
+  std::condition_variable changed_;  // work for a waiting thread, nothing left, or the run failed
   std::deque<Arrived> arrived_;
   std::size_t next_key_ = 0;     // keys before it have been requested
   std::size_t next_own_ = 0;     // own tasks before it have been started
@@ -204,7 +233,8 @@ class FetchRun {
   std::size_t requested_ = 0;    // requested and not yet arrived
   std::size_t fetching_ = 0;     // batches in get_each
   std::size_t own_running_ = 0;  // own tasks running
-  std::size_t idle_ = 0;         // threads waiting in work()
+  std::size_t waiting_ = 0;      // threads waiting in work()
+  std::size_t woken_ = 0;        // of which woken and not yet running
   std::exception_ptr failure_;
 };
 
