@@ -240,7 +240,7 @@ class FetchRun {
 
 }  // namespace
 
-FetchBudget fetch_budget(std::size_t requests_in_flight, std::uint64_t chunk_bytes) {
+FetchBudget fetch_budget(std::size_t requests_in_flight, std::uint64_t chunk_bytes, std::size_t threads) {
   const std::size_t in_flight = requests_in_flight > 0 ? requests_in_flight : kDefaultRequestsInFlight;
   const std::uint64_t chunk = std::max<std::uint64_t>(chunk_bytes, 1);
   const std::uint64_t by_bytes = std::max<std::uint64_t>(kMaxDecodedBytes / chunk, 1);
@@ -248,6 +248,9 @@ FetchBudget fetch_budget(std::size_t requests_in_flight, std::uint64_t chunk_byt
   b.chunks = to_size(std::min<std::uint64_t>(std::max<std::size_t>(2 * in_flight, 8), by_bytes));
   b.requested = to_size(std::clamp<std::uint64_t>(kMaxRequestedBytes / chunk, 1, b.chunks));
   b.batch = std::max<std::size_t>(std::min(b.chunks / 4, b.requested / 2), 1);
+  // Each batch on the way holds a thread: with fewer threads than batches, the transport
+  // would run short of requests whenever a batch waits for its last answers.
+  b.batch = std::max<std::size_t>(b.batch, to_size(ceil_div(b.requested, std::max<std::size_t>(threads, 1))));
   b.own_readers = std::clamp<std::size_t>(in_flight / 4, kMinOwnReaders, kMaxOwnReaders);
   return b;
 }
@@ -257,7 +260,8 @@ void run_fetched_as_they_arrive(const std::shared_ptr<Store>& store, std::uint64
                                 const std::function<std::string(std::size_t)>& key_of,
                                 const std::function<void(Store&, std::size_t)>& run_one) {
   if (num_tasks == 0) return;
-  const FetchBudget budget = fetch_budget(store->capabilities().requests_in_flight, chunk_bytes);
+  ThreadPool& pool = shared_thread_pool();
+  const FetchBudget budget = fetch_budget(store->capabilities().requests_in_flight, chunk_bytes, pool.size());
   // Which tasks are fetched here and which make their own requests.
   std::vector<std::size_t> fetched_tasks;
   std::vector<std::size_t> own_tasks;
@@ -271,7 +275,6 @@ void run_fetched_as_they_arrive(const std::shared_ptr<Store>& store, std::uint64
       keys.push_back(std::move(key));
     }
   }
-  ThreadPool& pool = shared_thread_pool();
   // Each thread takes whatever work there is, so more threads than tasks would idle.
   const std::size_t threads = std::min(pool.size(), num_tasks);
   FetchRun run(store, budget, std::min(budget.own_readers, threads), context, std::move(keys),

@@ -42,10 +42,12 @@ struct FetchBudget {
 // chunks; batches of a quarter of that, so that a new batch starts as soon as a quarter
 // of the budget has been decoded. Large chunks are requested at most ~128 MiB (decoded) at
 // a time, so that the first ones arrive early and are decoded while the rest are on the
-// way, and in batches of at most half of that. Tasks making their own requests: a quarter
-// of the requests in flight at once, between 4 and 16 (each holds a pool thread, so no more
-// than the pool has).
-FetchBudget fetch_budget(std::size_t requests_in_flight, std::uint64_t chunk_bytes);
+// way, and in batches of at most half of that. A batch on the way holds one of the pool's
+// `threads` until it is handed over, so on a pool of fewer threads than that makes batches
+// the batches are larger: all that may be requested fits in one batch per thread. Tasks
+// making their own requests: a quarter of the requests in flight at once, between 4 and 16
+// (each holds a thread too, so no more than the pool has).
+FetchBudget fetch_budget(std::size_t requests_in_flight, std::uint64_t chunk_bytes, std::size_t threads);
 
 // Runs tasks 0..num_tasks-1 on the shared pool: the value of task i (key `key_of(i)`; "" for
 // a task that makes its own requests) is fetched in batches and then `run_one` runs with a

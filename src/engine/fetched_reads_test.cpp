@@ -121,34 +121,56 @@ void put_chunks(MemoryStore& store, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) store.set(key_of_chunk(i), as_bytes("chunk" + std::to_string(i)));
 }
 
+// Pins the size of the shared pool that reads from this thread run on: batch sizes depend on
+// it (each batch on the way holds a thread), and must not depend on this machine's cores.
+class PoolOf : public ScopedConfig {
+ public:
+  explicit PoolOf(std::size_t threads) : ScopedConfig([threads](Config& c) { c.num_threads = threads; }) {}
+};
+
 TEST(FetchedReads, BudgetIsTwiceTheRequestsInFlightWithinTheMemoryLimit) {
-  const FetchBudget plain = fetch_budget(64, 512 << 10);
+  const FetchBudget plain = fetch_budget(64, 512 << 10, 16);
   EXPECT_EQ(plain.chunks, 128u);
   EXPECT_EQ(plain.batch, 32u);
   EXPECT_EQ(plain.requested, 128u);  // small chunks: all of the budget may be requested at once
-  EXPECT_EQ(fetch_budget(0, 512 << 10).chunks, 128u);  // a store that does not say: 64 in flight
-  EXPECT_EQ(fetch_budget(2, 100).chunks, 8u);          // never fewer than 8 ...
-  EXPECT_EQ(fetch_budget(2, 100).batch, 2u);
-  const FetchBudget big = fetch_budget(64, 8 << 20);   // ... unless they would exceed 256 MiB decoded
+  EXPECT_EQ(fetch_budget(0, 512 << 10, 16).chunks, 128u);  // a store that does not say: 64 in flight
+  EXPECT_EQ(fetch_budget(2, 100, 16).chunks, 8u);          // never fewer than 8 ...
+  EXPECT_EQ(fetch_budget(2, 100, 16).batch, 2u);
+  const FetchBudget big = fetch_budget(64, 8 << 20, 16);   // ... unless they would exceed 256 MiB decoded
   EXPECT_EQ(big.chunks, 32u);
   EXPECT_EQ(big.requested, 16u);  // and at most 128 MiB decoded requested at a time
   EXPECT_EQ(big.batch, 8u);
-  const FetchBudget shards = fetch_budget(64, 4 << 20);
+  const FetchBudget shards = fetch_budget(64, 4 << 20, 16);
   EXPECT_EQ(shards.chunks, 64u);
   EXPECT_EQ(shards.requested, 32u);
   EXPECT_EQ(shards.batch, 16u);
-  const FetchBudget huge = fetch_budget(64, std::uint64_t{1} << 30);
+  const FetchBudget huge = fetch_budget(64, std::uint64_t{1} << 30, 16);
   EXPECT_EQ(huge.chunks, 1u);
   EXPECT_EQ(huge.batch, 1u);
   EXPECT_EQ(huge.requested, 1u);
   // Readers for the tasks that make their own requests: a quarter of the requests in flight.
-  EXPECT_EQ(fetch_budget(64, 100).own_readers, 16u);
-  EXPECT_EQ(fetch_budget(32, 100).own_readers, 8u);
-  EXPECT_EQ(fetch_budget(2, 100).own_readers, 4u);
-  EXPECT_EQ(fetch_budget(1000, 100).own_readers, 16u);
+  EXPECT_EQ(fetch_budget(64, 100, 16).own_readers, 16u);
+  EXPECT_EQ(fetch_budget(32, 100, 16).own_readers, 8u);
+  EXPECT_EQ(fetch_budget(2, 100, 16).own_readers, 4u);
+  EXPECT_EQ(fetch_budget(1000, 100, 16).own_readers, 16u);
+}
+
+TEST(FetchedReads, OnSmallPoolsAllThatMayBeRequestedFitsInABatchPerThread) {
+  // Each batch on the way holds a thread until it is handed over.
+  EXPECT_EQ(fetch_budget(64, 512 << 10, 4).batch, 32u);  // 4 batches of 32: as on 16 threads
+  EXPECT_EQ(fetch_budget(64, 512 << 10, 2).batch, 64u);
+  EXPECT_EQ(fetch_budget(64, 512 << 10, 1).batch, 128u);
+  EXPECT_EQ(fetch_budget(64, 512 << 10, 1).chunks, 128u);  // the rest of the budget stays
+  EXPECT_EQ(fetch_budget(64, 512 << 10, 1).requested, 128u);
+  EXPECT_EQ(fetch_budget(64, 8 << 20, 2).batch, 8u);  // 16 requested: 2 batches of 8 already
+  EXPECT_EQ(fetch_budget(64, 8 << 20, 1).batch, 16u);
+  EXPECT_EQ(fetch_budget(4, 100, 2).batch, 4u);
+  EXPECT_EQ(fetch_budget(64, std::uint64_t{1} << 30, 1).batch, 1u);
+  EXPECT_EQ(fetch_budget(64, 100, 0).batch, 128u);  // no threads said: one
 }
 
 TEST(FetchedReads, EachChunkIsReadAsSoonAsItArrivesNotWhenItsBatchIsComplete) {
+  const PoolOf pool(4);
   // One batch of 4 (8 requests in flight: budget 16, batches of 4). The store hands over
   // one value, then waits for the reader to have read it before handing over the next:
   // a reader that waited for the whole batch would never see the first.
@@ -184,6 +206,7 @@ TEST(FetchedReads, EachChunkIsReadAsSoonAsItArrivesNotWhenItsBatchIsComplete) {
 }
 
 TEST(FetchedReads, ChunksOnTheWayStayWithinTheBudgetAndEveryTaskIsReadOnce) {
+  const PoolOf pool(4);
   // 4 requests in flight: at most 8 chunks requested and not yet read, batches of 2.
   auto store = std::make_shared<BatchingStore>(4);
   put_chunks(*store, 101);
@@ -274,6 +297,7 @@ TEST(FetchedReads, AStoreThatHandsOverTooFewValuesIsAnErrorNotAHang) {
 }
 
 TEST(FetchedReads, LargeChunksAreRequestedAFewAtATimeSoTheFirstArriveEarly) {
+  const PoolOf pool(4);
   // Chunks of 16 MiB: 16 on the way (256 MiB decoded), of which at most 8 (128 MiB)
   // requested and not yet arrived, in batches of 4. The readers never touch the output, so
   // the region is a view of the array's shape over one byte.
@@ -315,6 +339,7 @@ TEST(FetchedReads, LargeChunksAreRequestedAFewAtATimeSoTheFirstArriveEarly) {
 // Through Array::read: every layout of a batching store reads back what was written.
 
 TEST(FetchedReads, ArraysAreReadInBatchesWithinTheBudget) {
+  const PoolOf pool(4);
   for (const std::size_t in_flight : {0u, 4u}) {
     for (const char* chain : {"raw", "zstd"}) {
       SCOPED_TRACE(std::string(chain) + ", requests in flight " + std::to_string(in_flight));
@@ -353,6 +378,7 @@ TEST(FetchedReads, ArraysAreReadInBatchesWithinTheBudget) {
 }
 
 TEST(FetchedReads, WholeShardsAreFetchedInBatchesAndPartsReadAlone) {
+  const PoolOf pool(4);
   auto store = std::make_shared<BatchingStore>(2);  // budget 8, batches of 2
   ArraySpec spec;
   spec.shape = {40, 60};
@@ -392,7 +418,7 @@ TEST(FetchedReads, ShardsReadInPartHaveTheirRequestsOnTheWayTogether) {
   // 8 here, whatever this machine has). Each ranged get (a shard's index, its inner chunks)
   // waits until 4 are on the way at once; read one shard at a time, they would never be
   // (the wait gives up after 10 s, once).
-  const ScopedConfig threads([](Config& c) { c.num_threads = 8; });
+  const PoolOf pool(8);
   auto store = std::make_shared<BatchingStore>(16);
   ArraySpec spec;
   spec.shape = {40, 60};
@@ -481,7 +507,7 @@ TEST(FetchedReads, NoThreadIsStartedForARead) {
 }
 
 TEST(FetchedReads, APoolOfOneThreadFetchesAndReadsOnTheCallingThread) {
-  const ScopedConfig one_thread([](Config& c) { c.num_threads = 1; });
+  const PoolOf pool(1);
   ASSERT_EQ(shared_thread_pool().size(), 1u);
   const std::thread::id caller = std::this_thread::get_id();
   {
@@ -515,6 +541,7 @@ TEST(FetchedReads, APoolOfOneThreadFetchesAndReadsOnTheCallingThread) {
   const Array array = make_chunked_array(store, data);
   const NDBuffer got = array.read(Selection{});
   ASSERT_EQ(std::memcmp(got.data(), data.data(), got.nbytes()), 0);
+  EXPECT_EQ(store->sorted_batch_sizes().back(), 8u);  // all 8 that may be requested at once
   std::size_t values = 0;
   store->before_each = [&](const std::string&) {
     if (++values == 50) store->fail = true;
@@ -576,6 +603,7 @@ void expect_same(const NDBuffer& a, const NDBuffer& b) {
 }
 
 TEST(FetchedReads, CoordinateAndMaskSelectionsFetchTheirChunksInBatches) {
+  const PoolOf pool(4);
   TwinArrays t;
   // 200 points over 100 chunks of rows 0-19 (and repeats), in no particular order.
   std::vector<std::int64_t> rows, cols;
@@ -628,6 +656,7 @@ TEST(FetchedReads, CoordinateWritesFetchTheChunksTheyChangeInBatches) {
 }
 
 TEST(FetchedReads, CoordinateReadsOfShardedArraysFetchWholeShardsInBatches) {
+  const PoolOf pool(4);
   auto batched = std::make_shared<BatchingStore>(2);
   auto plain = std::make_shared<MemoryStore>();
   ArraySpec spec;
@@ -653,6 +682,7 @@ TEST(FetchedReads, CoordinateReadsOfShardedArraysFetchWholeShardsInBatches) {
 }
 
 TEST(FetchedReads, ResizeFetchesTheChunksItRewritesInBatches) {
+  const PoolOf pool(4);
   TwinArrays t;
   // Shrinking to [25, 55]: rows 25-29 and, in rows 0-24, the chunks past column 59 are
   // erased (150 chunks, no fetch); in rows 0-24 the chunk of columns 50-59 is fetched and
