@@ -4,6 +4,8 @@
 // decodes its chunk once, and moves its points one element at a time. A write reads the
 // chunk (or starts from the fill value), applies its points in increasing order, so a
 // repeated point keeps its last value, and stores it, erasing it when only fill remains.
+// On stores that batch gets the chunks are fetched in batches, as plain reads fetch them
+// (fetched_reads.h).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -12,6 +14,7 @@
 
 #include "core/checked_math.h"
 #include "engine/chunk_io.h"
+#include "engine/fetched_reads.h"
 #include "engine/indexer.h"
 #include "engine/node_io.h"
 #include "engine/point_indexer.h"
@@ -30,24 +33,37 @@ std::string describe_array(const Array& array) {
   return fmt::format("array '{}' in {}", display_path(array.path()), array.store()->describe());
 }
 
-// Runs `body(task, key)` for every task of the plan on the pool, adding the array and
-// chunk key to any error.
+// Runs `body(store, task, key)` for every task of the plan on the pool, adding the array
+// and chunk key to any error. On stores that batch gets (S3, HTTP) the chunks are fetched in
+// batches and each task runs as its chunk arrives, with a store that serves the fetched
+// bytes (fetched_reads.h); elsewhere each task reads its chunk from the array's store.
 template <typename Body>
 void run_point_tasks(const Array& array, const PointPlan& plan, Body&& body) {
   const ArrayMetadata& m = array.metadata();
-  auto run = [&](std::size_t index) {
+  auto run = [&](Store& store, std::size_t index) {
     PointTask task;
     plan.task(index, task);
     const std::string key = m.chunk_key(task.chunk_coords);
     try {
-      body(task, join_key(array.path(), key));
+      body(store, task, join_key(array.path(), key));
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("{}, chunk '{}'", describe_array(array), key));
     } catch (const std::bad_alloc&) {
       fail_resource("{}, chunk '{}': out of memory", describe_array(array), key);
     }
   };
-  shared_thread_pool().parallel_for(to_size(plan.num_tasks()), run);
+  const std::shared_ptr<Store>& store = array.store();
+  const std::size_t num_tasks = to_size(plan.num_tasks());
+  if (store->capabilities().batched_gets) {
+    auto key_of = [&](std::size_t index) {
+      PointTask task;
+      plan.task(index, task);
+      return join_key(array.path(), m.chunk_key(task.chunk_coords));
+    };
+    return run_fetched_as_they_arrive(store, checked_nbytes(m.chunk_shape, m.dtype), num_tasks,
+                                      describe_array(array), key_of, run);
+  }
+  shared_thread_pool().parallel_for(num_tasks, [&](std::size_t index) { run(*store, index); });
 }
 
 void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
@@ -68,8 +84,8 @@ void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
     return out.data + (contiguous ? static_cast<std::int64_t>(p * itemsize)
                                   : strided_offset(p, out.shape, out.byte_strides));
   };
-  run_point_tasks(array, plan, [&](const PointTask& task, const std::string& key) {
-    const auto encoded = array.store()->get(key, BufferPrototype::host());
+  run_point_tasks(array, plan, [&](Store& store, const PointTask& task, const std::string& key) {
+    const auto encoded = store.get(key, BufferPrototype::host());
     if (!encoded) {
       const ByteView fill = m.fill_value.bytes();
       for (const std::uint64_t p : task.points) std::memcpy(out_at(p), fill.data(), itemsize);
@@ -106,15 +122,15 @@ void write_points(const Array& array, NormalizedPoints points, const NDView& dat
   const std::size_t itemsize = m.dtype.size();
   // Settings are per thread (ScopedConfig): read them here, not inside the pool's workers.
   const bool write_empty_chunks = current_config().write_empty_chunks;
-  run_point_tasks(array, plan, [&](const PointTask& task, const std::string& key) {
-    const auto existing = array.store()->get(key, BufferPrototype::host());
+  run_point_tasks(array, plan, [&](Store& store, const PointTask& task, const std::string& key) {
+    const auto existing = store.get(key, BufferPrototype::host());
     NDBuffer chunk = existing ? decode_chunk(m, existing->view())
                               : NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, BufferPrototype::host());
     for (const std::uint64_t p : task.points) {
       std::memcpy(chunk.data() + plan.offset_in_chunk(p) * itemsize,
                   input.data + strided_offset(p, input.shape, input.byte_strides), itemsize);
     }
-    store_chunk(*array.store(), key, m, chunk, write_empty_chunks);
+    store_chunk(store, key, m, chunk, write_empty_chunks);
   });
 }
 

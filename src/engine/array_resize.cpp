@@ -16,6 +16,7 @@
 #include "core/checked_math.h"
 #include "core/metadata_util.h"
 #include "engine/chunk_io.h"
+#include "engine/fetched_reads.h"
 #include "engine/node_io.h"
 #include "engine/strided_copy.h"
 #include "zarrkit/array.h"
@@ -29,7 +30,9 @@ namespace {
 // value: erases the stored chunks wholly outside it and fills the part beyond it of those
 // that straddle its edge on an axis whose extent changes. (On an axis that keeps its
 // extent, an edge chunk's padding stays out of sight, so it is left alone.)
-void clear_outside(Store& store, const std::string& path, const ArrayMetadata& m, const Shape& new_shape) {
+void clear_outside(const std::shared_ptr<Store>& shared_store, const std::string& path, const ArrayMetadata& m,
+                   const Shape& new_shape) {
+  Store& store = *shared_store;
   if (!store.capabilities().listable) {
     fail_unsupported("resizing needs a store that can list its keys, and {} cannot", store.describe());
   }
@@ -66,14 +69,16 @@ void clear_outside(Store& store, const std::string& path, const ArrayMetadata& m
   }
   const bool write_empty_chunks = current_config().write_empty_chunks;
   const auto chunk_strides = NDView::c_strides(m.chunk_shape, m.dtype.size());
-  auto run = [&](std::size_t i) {
+  // `source` serves the chunk's stored bytes (the fetched ones on a store that batches gets);
+  // erasing and storing go to the store either way.
+  auto run = [&](Store& source, std::size_t i) {
     const auto& [key, coords] = chunks[i];
     try {
       if (outside(coords)) {
-        store.erase(key);
+        source.erase(key);
         return;
       }
-      const auto encoded = store.get(key, BufferPrototype::host());
+      const auto encoded = source.get(key, BufferPrototype::host());
       if (!encoded) return;  // nothing stored: nothing to clear
       NDBuffer chunk = decode_chunk(m, encoded->view());
       const std::vector<std::byte> before(chunk.data(), chunk.data() + chunk.nbytes());
@@ -87,12 +92,19 @@ void clear_outside(Store& store, const std::string& path, const ArrayMetadata& m
                      m.fill_value.bytes());
       }
       if (std::memcmp(before.data(), chunk.data(), before.size()) == 0) return;  // already the fill value
-      store_chunk(store, key, m, chunk, write_empty_chunks);
+      store_chunk(source, key, m, chunk, write_empty_chunks);
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("chunk '{}'", key));
     }
   };
-  shared_thread_pool().parallel_for(chunks.size(), run);
+  if (store.capabilities().batched_gets) {
+    // The chunks to rewrite are fetched in batches (fetched_reads.h); those to erase need
+    // no fetch and are erased as tasks of their own.
+    auto key_of = [&](std::size_t i) { return outside(chunks[i].second) ? std::string() : chunks[i].first; };
+    return run_fetched_as_they_arrive(shared_store, checked_nbytes(m.chunk_shape, m.dtype), chunks.size(),
+                                      "fetching the chunks to rewrite", key_of, run);
+  }
+  shared_thread_pool().parallel_for(chunks.size(), [&](std::size_t i) { run(store, i); });
 }
 
 }  // namespace
@@ -108,7 +120,7 @@ void Array::resize(const Shape& new_shape) {
     require_fill_of_itemsize(m, display_path(path_));
     metadata_detail::check_array_sizes(new_shape, m.chunk_shape, m.dtype, MetadataLimits{});
     if (!store_->capabilities().writable) fail_invalid("the store is read-only");
-    clear_outside(*store_, path_, m, new_shape);
+    clear_outside(store_, path_, m, new_shape);
     auto updated = std::make_shared<ArrayMetadata>(m);
     updated->shape = new_shape;
     Array resized(store_, path_, updated);
@@ -143,7 +155,7 @@ Shape Array::append(const NDView& data, std::size_t axis) {
     metadata_detail::check_array_sizes(new_shape, m.chunk_shape, m.dtype, MetadataLimits{});
     if (!store_->capabilities().writable) fail_invalid("the store is read-only");
     // Nothing outside the old shape may show through the new region: clear it first.
-    clear_outside(*store_, path_, m, new_shape);
+    clear_outside(store_, path_, m, new_shape);
     auto updated = std::make_shared<ArrayMetadata>(m);
     updated->shape = new_shape;
     Array grown(store_, path_, updated);
