@@ -240,9 +240,9 @@ void Array::write(const Selection& selection, const NDView& data) {
   const ChunkPlan plan(m.shape, m.chunk_shape, selection);
   const NDView input = broadcast_to_region(data, plan.selection());
   const std::size_t itemsize = m.dtype.size();
-  const ChunkSpec spec = m.chunk_spec();
-  const auto chunk_c_strides = NDView::c_strides(m.chunk_shape, itemsize);
-  const std::uint64_t chunk_bytes = checked_nbytes(m.chunk_shape, m.dtype);
+  const PreparedChain& chain = m.prepared_chain();
+  const std::span<const std::int64_t> chunk_c_strides = chain.strides();
+  const std::uint64_t chunk_bytes = chain.chunk_bytes();
   if (m.fill_value.bytes().size() != itemsize) {
     fail_invalid("array '{}': the fill value has {} bytes, {} needs {}", display_path(path_),
                  m.fill_value.bytes().size(), m.dtype.name(), itemsize);
@@ -273,7 +273,7 @@ void Array::write(const Selection& selection, const NDView& data) {
           chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
         } else if (auto existing = store_->get(store_key, host)) {
           // Read-modify-write. The decoded buffer is ours: codecs return fresh memory.
-          chunk = m.codecs->decode(existing->view(), spec, host);
+          chunk = chain.decode(existing->view(), host);
           if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
             fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", chunk.nbytes(),
                            chunk_bytes);
@@ -289,7 +289,7 @@ void Array::write(const Selection& selection, const NDView& data) {
         store_->erase(store_key);
         return;
       }
-      const Buffer encoded = m.codecs->encode(chunk, spec);
+      const Buffer encoded = chain.encode(chunk);
       store_->set(store_key, encoded.view());
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(path_),

@@ -12,6 +12,16 @@ const std::vector<std::uint64_t>& ShardLevel::write_order() const {
   return order_;
 }
 
+NDBuffer ShardLevel::decode_inner(ByteView bytes) const {
+  NDBuffer chunk = inner->decode(bytes);
+  const ChunkSpec& spec = layout.inner_spec;
+  if (chunk.shape() != spec.shape || !(chunk.dtype() == spec.dtype)) {
+    throw InternalError(fmt::format("sharding_indexed: the inner codecs decoded an array of shape [{}], expected [{}]",
+                                    fmt::join(chunk.shape(), ","), fmt::join(spec.shape, ",")));
+  }
+  return chunk;
+}
+
 const ShardingCodec* sole_sharding_codec(const CodecChain& chain) {
   if (!chain.array_to_array().empty() || !chain.bytes_to_bytes().empty()) return nullptr;
   return dynamic_cast<const ShardingCodec*>(chain.array_to_bytes().get());
@@ -22,9 +32,7 @@ std::unique_ptr<ShardLevel> make_shard_level(const ShardingCodec& codec, const C
   level->codec = &codec;
   level->layout = codec.layout(shard_spec);
   const ChunkSpec& inner = level->layout.inner_spec;
-  level->inner_strides = NDView::c_strides(inner.shape, inner.dtype.size());
-  level->inner_bytes = checked_nbytes(inner.shape, inner.dtype);
-  level->inner_raw = codec.inner_codecs().stores_raw_bytes(inner);
+  level->inner = codec.inner_codecs().prepare(inner);
   if (const ShardingCodec* nested = sole_sharding_codec(codec.inner_codecs())) {
     level->nested = make_shard_level(*nested, inner);  // depth bounded by kMaxShardingDepth
   }

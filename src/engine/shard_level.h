@@ -16,12 +16,16 @@ namespace zarrkit {
 struct ShardLevel {
   const ShardingCodec* codec = nullptr;
   ShardLayout layout;
-  std::vector<std::int64_t> inner_strides;  // C-order byte strides of one inner chunk
-  std::uint64_t inner_bytes = 0;            // decoded bytes of one inner chunk
-  bool inner_raw = false;                   // inner chunks are stored as their raw bytes
+  // The inner codecs prepared for one inner chunk: its decoded size and strides, whether
+  // it is stored as its raw bytes.
+  std::shared_ptr<const PreparedChain> inner;
   // The level inside this one's inner chunks, when the inner chain is exactly one
   // sharding_indexed codec (nothing around it), so inner chunks can be read in part.
   std::unique_ptr<ShardLevel> nested;
+
+  // Decodes one stored inner chunk; InternalError unless the inner codecs made an array
+  // of the inner chunk's shape and type.
+  NDBuffer decode_inner(ByteView bytes) const;
 
   // The order inner chunks are written in (zarr-python's Morton order), computed on the
   // first write only: reads never need it, and it is sized by the number of inner chunks.

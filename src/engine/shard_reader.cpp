@@ -130,7 +130,7 @@ std::byte* block_in_region(const BlockRuns& runs, const ShardLevel& level, const
     if (runs[a].size() != 1) return nullptr;
     const AxisRun& run = runs[a][0];
     if (run.chunk_start != 0 || run.count != inner[a]) return nullptr;
-    if (run.count != 1 && (run.chunk_step != 1 || region.byte_strides[a] * run.out_step != level.inner_strides[a])) {
+    if (run.count != 1 && (run.chunk_step != 1 || region.byte_strides[a] * run.out_step != level.inner->strides()[a])) {
       return nullptr;
     }
     offset += region.byte_strides[a] * static_cast<std::int64_t>(run.out_start);
@@ -156,19 +156,19 @@ void finish_inner_read(const ShardLevel& level, const InnerRead& read, const Sha
       // The inner chunk fills a block of the output laid out like itself: decode straight
       // into it.
       if (std::byte* block = block_in_region(runs, level, ctx.region)) {
-        const MutableByteView out(block, to_size(level.inner_bytes));
-        if (level.codec->decode_inner_chunk_into(read.bytes, level.layout, out)) return;
+        const MutableByteView out(block, to_size(level.inner->chunk_bytes()));
+        if (level.inner->decode_into(read.bytes, out)) return;
       }
     }
     // Otherwise decode into one buffer (no intermediate ones) and copy what is selected.
-    Buffer decoded = Buffer::allocate(to_size(level.inner_bytes));
-    if (level.codec->decode_inner_chunk_into(read.bytes, level.layout, decoded.mutable_view())) {
-      copy_block_to_region(runs, decoded.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,
+    Buffer decoded = Buffer::allocate(to_size(level.inner->chunk_bytes()));
+    if (level.inner->decode_into(read.bytes, decoded.mutable_view())) {
+      copy_block_to_region(runs, decoded.data(), level.inner->strides(), ctx.region.data, ctx.region.byte_strides,
                            level.layout.inner_spec.dtype.size());
       return;
     }
-    const NDBuffer chunk = level.codec->decode_inner_chunk(read.bytes, level.layout);
-    copy_block_to_region(runs, chunk.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,
+    const NDBuffer chunk = level.decode_inner(read.bytes);
+    copy_block_to_region(runs, chunk.data(), level.inner->strides(), ctx.region.data, ctx.region.byte_strides,
                          level.layout.inner_spec.dtype.size());
   } catch (const Error& e) {
     rethrow_with_context(e, read.chunk->describe());
@@ -183,7 +183,7 @@ constexpr std::uint64_t kMinDirectInnerBytes = 16 << 10;
 [[noreturn]] void fail_raw_inner_size(const ShardLevel& level, std::uint64_t stored) {
   const ChunkSpec& inner = level.layout.inner_spec;
   fail_data_loss("bytes codec: chunk of {} elements of {} must be {} bytes, got {}", checked_num_elements(inner.shape),
-                 inner.dtype.name(), level.inner_bytes, stored);
+                 inner.dtype.name(), level.inner->chunk_bytes(), stored);
 }
 
 // The inner chunks of `reads` (all of them stored) through the shard's reader: those stored
@@ -199,7 +199,8 @@ void read_through_reader(const ShardLevel& level, const ShardSource& source, std
   std::vector<InnerRead*> windowed;
   for (InnerRead& read : reads) {
     std::byte* block = nullptr;
-    if (!read.nested && level.inner_raw && level.inner_bytes >= kMinDirectInnerBytes && read.chunk->covered &&
+    if (!read.nested && level.inner->stores_raw_bytes() && level.inner->chunk_bytes() >= kMinDirectInnerBytes &&
+        read.chunk->covered &&
         read.chunk->inside) {
       block = block_in_region(read.chunk->runs(), level, ctx.region);
     }
@@ -214,8 +215,8 @@ void read_through_reader(const ShardLevel& level, const ShardSource& source, std
     const InnerRead& read = *own[i];
     if (blocks[i] == nullptr) return finish_inner_read(level, read, source, ctx);
     try {
-      if (read.entry.nbytes != level.inner_bytes) fail_raw_inner_size(level, read.entry.nbytes);
-      read_exactly(source, read.entry.offset, MutableByteView(blocks[i], to_size(level.inner_bytes)));
+      if (read.entry.nbytes != level.inner->chunk_bytes()) fail_raw_inner_size(level, read.entry.nbytes);
+      read_exactly(source, read.entry.offset, MutableByteView(blocks[i], to_size(level.inner->chunk_bytes())));
     } catch (const Error& e) {
       rethrow_with_context(e, read.chunk->describe());
     }
@@ -367,13 +368,13 @@ void ShardIo::read_whole(Store& store, const std::string& key, const ChunkTask& 
   const BlockRuns runs = task_runs(task);
   const auto encoded = store.get(key, BufferPrototype::host());
   if (!encoded) return fill_region(runs, region.data, region.byte_strides, metadata_.fill_value.bytes());
-  const NDBuffer chunk = metadata_.codecs->decode(encoded->view(), metadata_.chunk_spec(), BufferPrototype::host());
+  const NDBuffer chunk = metadata_.prepared_chain().decode(encoded->view(), BufferPrototype::host());
   if (chunk.shape() != metadata_.chunk_shape || chunk.nbytes() != checked_nbytes(metadata_.chunk_shape, metadata_.dtype)) {
     fail_data_loss("the codec chain decoded an array of shape [{}], the chunk is [{}]", fmt::join(chunk.shape(), ","),
                    fmt::join(metadata_.chunk_shape, ","));
   }
-  copy_block_to_region(runs, chunk.data(), NDView::c_strides(metadata_.chunk_shape, metadata_.dtype.size()),
-                       region.data, region.byte_strides, metadata_.dtype.size());
+  copy_block_to_region(runs, chunk.data(), metadata_.prepared_chain().strides(), region.data, region.byte_strides,
+                       metadata_.dtype.size());
 }
 
 }  // namespace zarrkit

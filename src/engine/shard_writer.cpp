@@ -31,12 +31,12 @@ using InnerBytes = std::optional<Buffer>;
 // value (and empty chunks are not kept).
 InnerBytes encode_inner(const ShardLevel& level, const InnerChunkRef& chunk, NDBuffer values, const WriteContext& ctx) {
   const ChunkSpec& spec = level.layout.inner_spec;
-  copy_region_to_block(chunk.runs(), ctx.input.data, ctx.input.byte_strides, values.data(), level.inner_strides,
+  copy_region_to_block(chunk.runs(), ctx.input.data, ctx.input.byte_strides, values.data(), level.inner->strides(),
                        spec.dtype.size());
   if (!ctx.write_empty_chunks && all_equal_fill(values.buffer().view(), spec.dtype, spec.fill_value)) {
     return std::nullopt;
   }
-  return level.codec->inner_codecs().encode(values, spec);
+  return level.inner->encode(values);
 }
 
 // An inner chunk the task covers completely: its old values do not matter.
@@ -142,7 +142,7 @@ InnerBytes merge_inner(const ShardLevel& level, const InnerChunkRef& chunk, cons
                               inner, encoded, done, ctx);
     return bytes;
   }
-  NDBuffer values = stored ? level.codec->decode_inner_chunk(old.entry_bytes(chunk.ordinal), level.layout)
+  NDBuffer values = stored ? level.decode_inner(old.entry_bytes(chunk.ordinal))
                            : NDBuffer::filled(spec.shape, spec.dtype, spec.fill_value);
   return encode_inner(level, chunk, std::move(values), ctx);
 }
@@ -246,14 +246,13 @@ void ShardIo::write(Store& store, const std::string& key, const ChunkTask& task,
 
 void ShardIo::write_whole(Store& store, const std::string& key, const ChunkTask& task, const NDView& input) const {
   const ArrayMetadata& m = metadata_;
-  const ChunkSpec spec = m.chunk_spec();
-  const auto strides = NDView::c_strides(m.chunk_shape, m.dtype.size());
+  const PreparedChain& chain = m.prepared_chain();
   const std::lock_guard lock(shard_write_mutex(store.describe(), key));
   NDBuffer chunk;
   if (task.covers_whole_chunk) {
     chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value);
   } else if (auto existing = store.get(key, BufferPrototype::host())) {
-    chunk = m.codecs->decode(existing->view(), spec, BufferPrototype::host());  // fresh memory, ours to change
+    chunk = chain.decode(existing->view(), BufferPrototype::host());  // fresh memory, ours to change
     if (chunk.shape() != m.chunk_shape || chunk.nbytes() != checked_nbytes(m.chunk_shape, m.dtype)) {
       fail_data_loss("the codec chain decoded an array of shape [{}], the chunk is [{}]", fmt::join(chunk.shape(), ","),
                      fmt::join(m.chunk_shape, ","));
@@ -261,12 +260,12 @@ void ShardIo::write_whole(Store& store, const std::string& key, const ChunkTask&
   } else {
     chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value);
   }
-  copy_region_to_block(task_runs(task), input.data, input.byte_strides, chunk.data(), strides, m.dtype.size());
+  copy_region_to_block(task_runs(task), input.data, input.byte_strides, chunk.data(), chain.strides(), m.dtype.size());
   if (!settings_.write_empty_chunks && all_equal_fill(chunk.buffer().view(), m.dtype, m.fill_value)) {
     store.erase(key);
     return;
   }
-  const Buffer encoded = m.codecs->encode(chunk, spec);
+  const Buffer encoded = chain.encode(chunk);
   store.set(key, encoded.view());
 }
 
