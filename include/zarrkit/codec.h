@@ -29,6 +29,9 @@ struct ChunkSpec {
 
 enum class CodecKind : std::uint8_t { kArrayToArray, kArrayToBytes, kBytesToBytes };
 
+class CodecChain;
+class PartialChunkCodec;  // core/partial_chunk_codec.h
+
 class Codec {
  public:
   virtual ~Codec() = default;
@@ -82,6 +85,18 @@ class ArrayToBytesCodec : public Codec {
     (void)spec;
     return false;
   }
+  // Codecs that store a chunk as a grid of inner chunks, each encoded with a chain of its
+  // own (sharding): the inner chunks' shape and chain. Null for the others.
+  virtual const Shape* inner_chunk_shape() const { return nullptr; }
+  virtual const CodecChain* inner_chain() const { return nullptr; }
+  // The same codec with `inner` as the inner chunks' chain. UnsupportedError for codecs
+  // without inner chunks.
+  virtual std::shared_ptr<const ArrayToBytesCodec> with_inner_chain(const CodecChain& inner) const;
+
+  // What the codec works out once for chunks of `spec` (PreparedChain keeps it), after
+  // validating the spec as validate() does: for codecs whose encoded chunk can be read and
+  // written in part (sharding), the partial codec for such chunks; null for the others.
+  virtual std::shared_ptr<const PartialChunkCodec> prepare_partial(const ChunkSpec& spec) const;
 };
 
 // The decoded bytes of one chunk, handed out piece by piece in order

@@ -123,6 +123,10 @@ class PreparedChain {
   bool stores_raw_bytes() const { return stores_raw_bytes_; }
   // Whether decode_into can decode chunks of this spec (it returns false otherwise).
   bool decodes_into() const { return decodes_into_; }
+  // The partial codec (core/partial_chunk_codec.h) when the chain is exactly one array->bytes
+  // codec whose chunks can be read and written in part (sharding, with no codec around
+  // it); null otherwise: such chains read and write whole chunks.
+  const PartialChunkCodec* partial() const { return partial_.get(); }
 
   // CodecChain's functions, for chunks of spec().
   Buffer encode(const NDBuffer& chunk) const;
@@ -142,6 +146,7 @@ class PreparedChain {
   bool stores_raw_bytes_ = false;
   bool decodes_into_ = false;
   bool decodes_pieces_ = false;
+  std::shared_ptr<const PartialChunkCodec> partial_;
 };
 
 }  // namespace zarrkit

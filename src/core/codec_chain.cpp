@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
+#include "core/partial_chunk_codec.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/metadata.h"
@@ -327,7 +328,11 @@ PreparedChain::PreparedChain(const CodecChain& chain, const ChunkSpec& spec) : c
   if (!ab) fail_invalid("the codec chain is empty");
   specs_ = chain_specs(chain_, spec);  // validates the array->array codecs
   const ChunkSpec& ab_spec = specs_.back();
-  ab->validate(ab_spec);
+  if (chain_.array_to_array().empty() && chain_.bytes_to_bytes().empty()) {
+    partial_ = ab->prepare_partial(ab_spec);  // validates
+  } else {
+    ab->validate(ab_spec);
+  }
   const bool fixed_size = !spec.dtype.is_variable_length();
   if (fixed_size) {
     chunk_bytes_ = checked_nbytes(spec.shape, spec.dtype);

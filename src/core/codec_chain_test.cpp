@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "codecs/register.h"
+#include "core/partial_chunk_codec.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/metadata.h"
@@ -557,6 +558,36 @@ TEST(PreparedChain, ShardingEstimatesAndNests) {
   const NDBuffer chunk = counting(spec.shape);
   const NDBuffer back = prepared->decode(prepared->encode(chunk).view());
   EXPECT_EQ(std::memcmp(back.data(), chunk.data(), 256), 0);
+}
+
+TEST(PreparedChain, OnlyShardingAloneReadsInPart) {
+  const char* nested = R"({"name":"sharding_indexed","configuration":{"chunk_shape":[4,4],
+      "index_codecs":["bytes","crc32c"],
+      "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],
+        "index_codecs":["bytes","crc32c"],"codecs":["bytes","crc32c"]}}]}})";
+  const auto alone = CodecChain::from_v3_json(nlohmann::json::array({parse(nested)}), kI32, CodecRegistry::builtin())
+                         .prepare(spec_of({8, 8}));
+  const PartialChunkCodec* outer = alone->partial();
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->chunk_shape(), (Shape{8, 8}));
+  // The inner chain is prepared for the inner chunk, and reads in part too (nested).
+  const PreparedChain& inner = *outer->inner_chain();
+  EXPECT_EQ(inner.spec().shape, (Shape{4, 4}));
+  EXPECT_EQ(inner.chunk_bytes(), 64u);
+  ASSERT_NE(inner.partial(), nullptr);
+  const PreparedChain& innermost = *inner.partial()->inner_chain();
+  EXPECT_EQ(innermost.spec().shape, (Shape{2, 2}));
+  EXPECT_EQ(innermost.partial(), nullptr);  // bytes + crc32c
+  EXPECT_EQ(innermost.encoded_size(), std::optional<std::uint64_t>(20));
+  // Codecs around sharding: whole chunks only.
+  auto around = nlohmann::json::array({parse(nested), "crc32c"});
+  EXPECT_EQ(CodecChain::from_v3_json(around, kI32, CodecRegistry::builtin()).prepare(spec_of({8, 8}))->partial(),
+            nullptr);
+  around = nlohmann::json::array({parse(R"({"name":"transpose","configuration":{"order":[1,0]}})"), parse(nested)});
+  EXPECT_EQ(CodecChain::from_v3_json(around, kI32, CodecRegistry::builtin()).prepare(spec_of({8, 8}))->partial(),
+            nullptr);
+  EXPECT_EQ(CodecChain::from_v3_json(parse(R"(["bytes"])"), kI32, CodecRegistry::builtin()).prepare(spec_of({8}))->partial(),
+            nullptr);
 }
 
 TEST(PreparedChain, InvalidSpecsAreRejectedWhenPrepared) {

@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
-#include "engine/strided_copy.h"
+#include "core/strided_copy.h"
 #include "engine/task_copy.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/error.h"
