@@ -16,7 +16,8 @@
 // on remote stores (batched gets, where one request for the whole shard hides the latency),
 // fetch the shard in one get instead. Nested sharding (an inner chain that is exactly one
 // sharding_indexed codec) reads the same way one level down, inside the outer inner chunk's
-// byte range.
+// byte range. locate (also sharding_reader.cpp) does the first step only: the index, and
+// where each inner chunk a task touches is stored.
 //
 // Writes (sharding_writer.cpp) encode the inner chunks the task covers completely before
 // taking the shard's lock (core/key_locks.h), so several shards encode in parallel; then,
@@ -71,12 +72,13 @@ class ShardLevel final : public PartialChunkCodec {
   // PartialChunkCodec.
   const std::shared_ptr<const PreparedChain>& inner_chain() const override { return inner; }
   const Shape& chunk_shape() const override { return layout.shard_spec.shape; }
-
+  std::uint64_t num_inner_chunks() const override { return layout.num_inner_chunks; }
+  // Splits `runs` (shard coordinates) by the level's inner chunks (select_inner_chunks).
+  InnerChunkSelection select(const BlockRuns& runs, std::span<const std::uint64_t> valid) const override;
   void read(const PartialRequest& request, const std::string& key, const ChunkTask& task) const override;
   void write(const PartialRequest& request, const std::string& key, const ChunkTask& task) const override;
-
-  // Splits `runs` (shard coordinates) by the level's inner chunks (select_inner_chunks).
-  InnerChunkSelection select(const BlockRuns& runs, std::span<const std::uint64_t> valid) const;
+  LocatedChunks locate(const ChunkSource& source, const BlockRuns& runs,
+                       std::span<const std::uint64_t> valid) const override;
 
  private:
   mutable std::once_flag order_once_;

@@ -1,6 +1,8 @@
 // Reading a shard: in part, the index first, then only the inner chunks a task needs, as
 // coalesced byte ranges; whole, through one reader of the value, raw inner chunks straight
-// into the output and the others a window at a time (see sharding_level.h).
+// into the output and the others a window at a time (see sharding_level.h). locate: the
+// index, and where the inner chunks a task touches are stored, for callers that fetch and
+// decode them themselves.
 #include <algorithm>
 #include <limits>
 
@@ -347,6 +349,32 @@ void ShardLevel::read(const PartialRequest& request, const std::string& key, con
     }
   }
   read_level(*this, source, runs, chunk_valid_extent(task, layout.shard_spec.shape, request.array_shape), ctx);
+}
+
+LocatedChunks ShardLevel::locate(const ChunkSource& where, const BlockRuns& runs,
+                                 std::span<const std::uint64_t> valid) const {
+  LocatedChunks located;
+  located.inner = inner;
+  located.selection = select(runs, valid);
+  located.bytes.resize(located.selection.chunks.size());
+  ShardSource source;
+  source.base = where.base;
+  source.bytes = where.bytes;
+  source.size = where.bytes ? std::optional<std::uint64_t>(where.bytes->size()) : where.size;
+  if (source.base != 0 && !source.size) throw InternalError("locate: a shard inside a value needs its size");
+  std::optional<Buffer> index_storage;
+  const std::optional<ByteView> index = fetch_index(*this, source, where.store, where.key, index_storage);
+  if (!index) return located;  // no shard: every inner chunk reads as the fill value
+  located.stored = true;
+  const std::vector<ShardIndexEntry> entries = codec->decode_index(*index, layout, source.size);
+  for (std::size_t i = 0; i < located.selection.chunks.size(); ++i) {
+    const ShardIndexEntry& entry = entries[to_size(located.selection.chunks[i].ordinal)];
+    if (entry.is_empty()) continue;
+    // Checked against the shard's size where it is known; otherwise the caller's fetch of
+    // the range checks that it holds nbytes.
+    located.bytes[i] = InnerChunkBytes{true, source.base + entry.offset, entry.nbytes};
+  }
+  return located;
 }
 
 }  // namespace zarrkit

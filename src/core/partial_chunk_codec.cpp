@@ -12,6 +12,12 @@ PartialIoSettings PartialIoSettings::current() {
   return PartialIoSettings{config.shard_coalesce_gap_bytes, config.shard_read_window_bytes, config.write_empty_chunks};
 }
 
+LocatedChunks PartialChunkCodec::locate_task(const ChunkSource& source, const ChunkTask& task,
+                                             const Shape& array_shape) const {
+  const Shape valid = chunk_valid_extent(task, chunk_shape(), array_shape);
+  return locate(source, task_runs(task), valid);
+}
+
 BlockRuns task_runs(const ChunkTask& task) {
   BlockRuns runs;
   runs.reserve(task.axes.size());
