@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,9 @@ struct ChunkSpec {
 
 enum class CodecKind : std::uint8_t { kArrayToArray, kArrayToBytes, kBytesToBytes };
 
+class CodecChain;
+class PartialChunkCodec;  // core/partial_chunk_codec.h
+
 class Codec {
  public:
   virtual ~Codec() = default;
@@ -40,6 +44,13 @@ class Codec {
   // The numcodecs form for v2 metadata ({"id": "blosc", ...}); nullopt if the codec has
   // none (bytes, transpose, crc32c).
   virtual std::optional<nlohmann::json> to_v2_json() const { return std::nullopt; }
+  // The v3 form to write into new v3 metadata for chunks of `dtype`: where the codec came
+  // from v2 metadata and a core v3 codec does the same (numcodecs.blosc: blosc), that
+  // codec's form, which every v3 reader knows; to_json() otherwise.
+  virtual nlohmann::json to_v3_core_json(const DataType& dtype) const {
+    (void)dtype;
+    return to_json();
+  }
 };
 
 class ArrayToArrayCodec : public Codec {
@@ -50,6 +61,13 @@ class ArrayToArrayCodec : public Codec {
   virtual ChunkSpec encoded_spec(const ChunkSpec& decoded) const = 0;
   virtual NDBuffer encode(const NDBuffer& decoded, const ChunkSpec& decoded_spec) const = 0;
   virtual NDBuffer decode(const NDBuffer& encoded, const ChunkSpec& decoded_spec) const = 0;
+  // For codecs that only reorder the axes (transpose): for chunks of `ndim` axes, which
+  // decoded axis each encoded axis is (encoded axis i is decoded axis order[i]). nullopt
+  // for the others.
+  virtual std::optional<std::vector<std::size_t>> axis_order(std::size_t ndim) const {
+    (void)ndim;
+    return std::nullopt;
+  }
 };
 
 class ArrayToBytesCodec : public Codec {
@@ -82,6 +100,22 @@ class ArrayToBytesCodec : public Codec {
     (void)spec;
     return false;
   }
+  // For codecs that store each element's bytes as they are, in one byte order (bytes):
+  // that order (little where the configuration names none). nullopt for the others.
+  virtual std::optional<Endian> element_byte_order() const { return std::nullopt; }
+
+  // Codecs that store a chunk as a grid of inner chunks, each encoded with a chain of its
+  // own (sharding): the inner chunks' shape and chain. Null for the others.
+  virtual const Shape* inner_chunk_shape() const { return nullptr; }
+  virtual const CodecChain* inner_chain() const { return nullptr; }
+  // The same codec with `inner` as the inner chunks' chain. UnsupportedError for codecs
+  // without inner chunks.
+  virtual std::shared_ptr<const ArrayToBytesCodec> with_inner_chain(const CodecChain& inner) const;
+
+  // What the codec works out once for chunks of `spec` (PreparedChain keeps it), after
+  // validating the spec as validate() does: for codecs whose encoded chunk can be read and
+  // written in part (sharding), the partial codec for such chunks; null for the others.
+  virtual std::shared_ptr<const PartialChunkCodec> prepare_partial(const ChunkSpec& spec) const;
 };
 
 // The decoded bytes of one chunk, handed out piece by piece in order

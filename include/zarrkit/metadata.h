@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,6 +43,33 @@ struct MetadataLimits {
   std::uint64_t max_chunk_bytes = std::uint64_t{1} << 36;  // 64 GiB
 };
 
+// Holds an ArrayMetadata's prepared chain: made on first use, once, by whichever thread
+// asks first. A copy starts empty: the copy's fields may be changed before it is used.
+class PreparedChainSlot {
+ public:
+  PreparedChainSlot() = default;
+  PreparedChainSlot(const PreparedChainSlot&) noexcept {}
+  PreparedChainSlot& operator=(const PreparedChainSlot&) noexcept;
+  ~PreparedChainSlot() = default;
+
+  // The chain `make` returns, made on the first call.
+  template <typename Make>
+  const PreparedChain& get(Make&& make) const {
+    if (const PreparedChain* ready = ready_.load(std::memory_order_acquire)) return *ready;
+    const std::lock_guard lock(mutex_);
+    if (!owned_) {
+      owned_ = make();
+      ready_.store(owned_.get(), std::memory_order_release);
+    }
+    return *owned_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const PreparedChain> owned_;
+  mutable std::atomic<const PreparedChain*> ready_{nullptr};
+};
+
 struct ArrayMetadata {
   int zarr_format = 3;
   Shape shape;
@@ -66,6 +95,14 @@ struct ArrayMetadata {
   std::string chunk_key(std::span<const std::uint64_t> chunk_index) const;
   // Spec of a whole chunk (edge chunks are stored at the full chunk size).
   ChunkSpec chunk_spec() const { return {chunk_shape, dtype, fill_value}; }
+  // The codec chain prepared for chunk_spec(): made on the first call (which throws what
+  // CodecChain::prepare throws), then shared by every reader and writer of the array.
+  // Thread-safe. The fields it depends on (chunk_shape, dtype, fill_value, codecs) must not
+  // change after the first call: change a copy instead, which prepares its own.
+  const PreparedChain& prepared_chain() const;
+
+ private:
+  PreparedChainSlot prepared_;
 };
 
 struct GroupMetadata {

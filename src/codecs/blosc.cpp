@@ -61,6 +61,23 @@ class BloscCodec final : public BytesToBytesCodec {
 
   std::optional<nlohmann::json> to_v2_json() const override { return numcodecs_json(); }
 
+  // The numcodecs form (read from v2 metadata) as the v3 core blosc codec, with every value
+  // recorded as the v3 blosc spec asks: numcodecs' automatic shuffle (-1) is bit shuffle
+  // for 1-byte types and byte shuffle otherwise, and the type size is the element's where
+  // numcodecs did not record one.
+  nlohmann::json to_v3_core_json(const DataType& dtype) const override {
+    if (flavour_ == Flavour::kV3) return to_json();
+    const int shuffle = s_.v2_shuffle.value_or(static_cast<int>(s_.shuffle));
+    const std::string_view shuffle_name = shuffle == -1                    ? (dtype.size() == 1 ? "bitshuffle" : "shuffle")
+                                          : shuffle >= 0 && shuffle <= 2 ? kShuffleNames[shuffle]
+                                                                         : "shuffle";
+    return codec_json("blosc", {{"typesize", s_.numcodecs_typesize.value_or(std::max<std::size_t>(dtype.size(), 1))},
+                                {"cname", s_.cname},
+                                {"clevel", s_.clevel},
+                                {"shuffle", shuffle_name},
+                                {"blocksize", s_.blocksize}});
+  }
+
   Buffer encode(ByteView decoded, const ChunkSpec& spec) const override {
     if (decoded.size() > static_cast<std::size_t>(BLOSC_MAX_BUFFERSIZE)) {
       fail_unsupported("blosc cannot compress {} bytes in one chunk (at most {})", decoded.size(),

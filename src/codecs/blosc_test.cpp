@@ -243,6 +243,24 @@ TEST(BloscCodec, V2AutoshuffleFollowsTheItemsize) {
   EXPECT_EQ(*i4->to_v2_json(), v2);
 }
 
+TEST(BloscCodec, V2FormWritesAsTheV3CoreCodecWithEveryValueRecorded) {
+  const nlohmann::json v2 = nlohmann::json::parse(R"({"id":"blosc","cname":"zstd","clevel":3,"shuffle":-1,"blocksize":0})");
+  // Automatic shuffle: bit shuffle for 1-byte types, byte shuffle otherwise; the type size
+  // is the element's where numcodecs recorded none.
+  EXPECT_EQ(make_v2(v2, DataType::uint_(8))->to_v3_core_json(DataType::uint_(8)), nlohmann::json::parse(R"(
+      {"name":"blosc","configuration":{"cname":"zstd","clevel":3,"shuffle":"bitshuffle","typesize":1,"blocksize":0}})"));
+  EXPECT_EQ(make_v2(v2, DataType::int_(32))->to_v3_core_json(DataType::int_(32)), nlohmann::json::parse(R"(
+      {"name":"blosc","configuration":{"cname":"zstd","clevel":3,"shuffle":"shuffle","typesize":4,"blocksize":0}})"));
+  const nlohmann::json v2_typed =
+      nlohmann::json::parse(R"({"id":"blosc","cname":"lz4","clevel":5,"shuffle":0,"blocksize":256,"typesize":2})");
+  EXPECT_EQ(make_v2(v2_typed, DataType::int_(32))->to_v3_core_json(DataType::int_(32)), nlohmann::json::parse(R"(
+      {"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"noshuffle","typesize":2,"blocksize":256}})"));
+  // The v3 codec is already the core one.
+  const auto v3 = make(nlohmann::json::parse(R"({"name":"blosc","configuration":{"cname":"lz4","clevel":1,
+      "shuffle":"bitshuffle","typesize":4,"blocksize":0}})"));
+  EXPECT_EQ(v3->to_v3_core_json(DataType::int_(32)), v3->to_json());
+}
+
 TEST(BloscCodec, NumcodecsV3NameUsesNumcodecsKeys) {
   auto codec = make(nlohmann::json::parse(R"({"name":"numcodecs.blosc","configuration":{"cname":"lz4","clevel":3,"shuffle":1}})"));
   EXPECT_EQ(codec->name(), "numcodecs.blosc");

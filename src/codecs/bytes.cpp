@@ -94,6 +94,8 @@ class BytesCodec final : public ArrayToBytesCodec {
     return decodes_in_place(spec) && !needs_swap(spec.dtype);
   }
 
+  std::optional<Endian> element_byte_order() const override { return storage_endian(); }
+
  private:
   // Lenient reading (SPEC-NOTES rule 17): a multi-byte type without "endian" is little-endian.
   Endian storage_endian() const { return endian_.value_or(Endian::kLittle); }

@@ -97,6 +97,13 @@ TEST(BytesCodec, MissingEndianOnMultiByteTypeReadsAsLittleAndIsWrittenOut) {
   EXPECT_EQ(*reinterpret_cast<const double*>(back.data()), 1.0);
 }
 
+TEST(BytesCodec, ReportsTheByteOrderItStoresElementsIn) {
+  EXPECT_EQ(make(bytes_with("big"), DataType::int_(16))->element_byte_order(), Endian::kBig);
+  EXPECT_EQ(make(bytes_with("little"), DataType::int_(16))->element_byte_order(), Endian::kLittle);
+  // No "endian" (one-byte types): little, as it is read.
+  EXPECT_EQ(make("bytes", DataType::uint_(8))->element_byte_order(), Endian::kLittle);
+}
+
 TEST(BytesCodec, WrongSizeIsDataLoss) {
   const DataType i16 = DataType::int_(16);
   const ChunkSpec spec{{3}, i16, FillValue::zero(i16)};

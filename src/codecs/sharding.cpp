@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "codecs/register.h"
+#include "codecs/sharding_level.h"
 #include "core/checked_math.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
@@ -247,6 +248,14 @@ ShardLayout ShardingCodec::layout(const ChunkSpec& shard_spec) const {
 }
 
 void ShardingCodec::validate(const ChunkSpec& shard_spec) const { (void)layout(shard_spec); }
+
+std::shared_ptr<const PartialChunkCodec> ShardingCodec::prepare_partial(const ChunkSpec& shard_spec) const {
+  return std::make_shared<const ShardLevel>(*this, shard_spec);
+}
+
+std::shared_ptr<const ArrayToBytesCodec> ShardingCodec::with_inner_chain(const CodecChain& inner) const {
+  return std::make_shared<const ShardingCodec>(chunk_shape_, inner, index_, location_);
+}
 
 ByteRange ShardingCodec::index_byte_range(const ShardLayout& layout) const {
   return location_ == ShardIndexLocation::kStart ? ByteRange::range(0, layout.index_size)

@@ -3,10 +3,13 @@
 // chunk, encoded with the fixed-size index chain and placed at the start or end of the
 // shard (SPEC-NOTES rule 23).
 //
-// What the engine uses besides the ordinary encode/decode:
-//  * Partial reads: layout() once per shard shape, index_byte_range() to fetch the index,
-//    decode_index() to validate it, then fetch entry i's [offset, offset + nbytes) and
-//    decode_inner_chunk() it. An empty entry reads as the fill value.
+// Besides the ordinary encode/decode:
+//  * Partial reads and writes: prepare_partial() makes the codec's partial codec for one
+//    shard shape (ShardLevel, sharding_level.h), through which the engine reads and writes
+//    part of a shard without naming this codec. It uses layout() once per shard shape,
+//    index_byte_range() to fetch the index, decode_index() to validate it, then fetches
+//    entry i's [offset, offset + nbytes) and decodes it with the inner chain. An empty
+//    entry reads as the fill value.
 //  * Empty shards. encode() always returns a valid shard: one whose inner chunks are all
 //    the fill value is the bare index with every entry empty, which decodes to the fill
 //    value. Such a shard should not be stored at all (zarr-python deletes it). A shard is
@@ -66,6 +69,12 @@ class ShardingCodec final : public ArrayToBytesCodec {
   // Not fixed: inner chunks are compressed and empty ones are left out.
   Buffer encode(const NDBuffer& shard, const ChunkSpec& shard_spec) const override;
   NDBuffer decode(ByteView shard, const ChunkSpec& shard_spec, const BufferPrototype& prototype) const override;
+
+  // The partial codec for shards of `shard_spec` (sharding_level.h); validates the spec.
+  std::shared_ptr<const PartialChunkCodec> prepare_partial(const ChunkSpec& shard_spec) const override;
+  const Shape* inner_chunk_shape() const override { return &chunk_shape_; }
+  const CodecChain* inner_chain() const override { return &inner_; }
+  std::shared_ptr<const ArrayToBytesCodec> with_inner_chain(const CodecChain& inner) const override;
 
   const Shape& chunk_shape() const { return chunk_shape_; }
   const CodecChain& inner_codecs() const { return inner_; }

@@ -278,6 +278,26 @@ TEST(ShardingCodec, JsonRoundTripsAndIndexLocationDefaultsToEnd) {
   EXPECT_NE(make_codec(shorthand, kU8), nullptr);
 }
 
+TEST(ShardingCodec, ReportsItsInnerChunksAndRebuildsWithAnotherInnerChain) {
+  const auto codec = make_codec(sharding_json({2, 3}, json::array({kBytesLE}), "start"), kI32);
+  const ArrayToBytesCodec& generic = *codec;
+  ASSERT_NE(generic.inner_chunk_shape(), nullptr);
+  EXPECT_EQ(*generic.inner_chunk_shape(), (Shape{2, 3}));
+  ASSERT_NE(generic.inner_chain(), nullptr);
+  EXPECT_EQ(generic.inner_chain()->to_json(), json::array({kBytesLE}));
+  // Same shape, index and location; the new inner chain.
+  const CodecChain zstd = make_chain(json::array({kBytesLE, {{"name", "zstd"}, {"configuration", {{"level", 2}}}}}), kI32);
+  const auto rebuilt = generic.with_inner_chain(zstd);
+  json expected = codec->to_json();
+  expected["configuration"]["codecs"] = zstd.to_json();
+  EXPECT_EQ(rebuilt->to_json(), expected);
+  // Codecs without inner chunks say so.
+  const auto bytes = std::dynamic_pointer_cast<const ArrayToBytesCodec>(CodecRegistry::builtin().make_v3(kBytesLE, {kI32, 3}));
+  EXPECT_EQ(bytes->inner_chunk_shape(), nullptr);
+  EXPECT_EQ(bytes->inner_chain(), nullptr);
+  EXPECT_THROW(bytes->with_inner_chain(zstd), UnsupportedError);
+}
+
 TEST(ShardingCodec, IndexByteRange) {
   const ChunkSpec spec{{8}, kI32, FillValue::zero(kI32)};
   for (const char* location : {"start", "end"}) {

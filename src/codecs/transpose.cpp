@@ -177,6 +177,8 @@ class TransposeCodec final : public ArrayToArrayCodec {
     return out;
   }
 
+  std::optional<std::vector<std::size_t>> axis_order(std::size_t ndim) const override { return order_for(ndim); }
+
   NDBuffer decode(const NDBuffer& encoded, const ChunkSpec& decoded_spec) const override {
     const auto order = order_for(decoded_spec.shape.size());
     ChunkSpec encoded_shape_spec = encoded_spec(decoded_spec);

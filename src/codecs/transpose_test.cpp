@@ -142,6 +142,14 @@ TEST(TransposeCodec, ZeroDimensionalAndEmptyChunks) {
   EXPECT_EQ(codec->decode(b, empty).shape(), (Shape{0, 3}));
 }
 
+TEST(TransposeCodec, ReportsItsAxisOrder) {
+  EXPECT_EQ(transpose(nlohmann::json::array({2, 0, 1}))->axis_order(3), (std::vector<std::size_t>{2, 0, 1}));
+  // The "C" and "F" forms, for any number of axes.
+  EXPECT_EQ(transpose("F")->axis_order(4), (std::vector<std::size_t>{3, 2, 1, 0}));
+  EXPECT_EQ(transpose("C")->axis_order(2), (std::vector<std::size_t>{0, 1}));
+  EXPECT_THROW(transpose(nlohmann::json::array({1, 0}))->axis_order(3), InvalidArgumentError);
+}
+
 TEST(TransposeCodec, RejectsOrdersThatAreNotPermutations) {
   for (const char* order : {R"([0,0])", R"([0,2])", R"([-1,0])", R"([1.0,0])", R"("X")", R"(null)",
                             R"([18446744073709551615,0])", R"({"a":1})"}) {

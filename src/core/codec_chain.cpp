@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
+#include "core/partial_chunk_codec.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/metadata.h"
@@ -31,50 +32,64 @@ std::uint64_t input_ceiling(std::uint64_t input_size) {
   return bound ? std::min(*bound, kMaxDecodedBytes) : kMaxDecodedBytes;
 }
 
-// What is known, before decoding, of the size of the bytes entering each bytes->bytes
-// codec when encoding (index 0 is the array->bytes output). `exact` where every stage
-// before it has a fixed size; a ceiling where a compressor or a variable-size array->bytes
-// codec came first; nullopt where the chunk spec says nothing (variable-length types).
-struct StageSize {
-  SizeBound bound;
-  bool from_spec_only = false;  // the array->bytes size was estimated, not fixed
-};
-
-std::vector<std::optional<StageSize>> stage_sizes(
-    const ArrayToBytesCodec& ab, const std::vector<std::shared_ptr<const BytesToBytesCodec>>& bb,
-    const ChunkSpec& ab_spec) {
-  std::optional<StageSize> current;
-  if (auto exact = ab.encoded_size(ab_spec)) {
-    current = StageSize{SizeBound{*exact, true}, false};
+// What each bytes->bytes decoder may produce (DecodeBound), for the array->bytes codec
+// seeing `ab_spec`: exact where every stage before it (when encoding) has a fixed size; a
+// ceiling where a compressor or a variable-size array->bytes codec came first; unknown
+// where the chunk spec says nothing (variable-length types).
+std::vector<DecodeBound> decode_bounds(const CodecChain& chain, const ChunkSpec& ab_spec) {
+  const auto& bb = chain.bytes_to_bytes();
+  std::optional<SizeBound> current;
+  bool estimated = false;
+  if (auto exact = chain.array_to_bytes()->encoded_size(ab_spec)) {
+    current = SizeBound{*exact, true};
   } else if (!ab_spec.dtype.is_variable_length()) {
     // Not fixed (sharding, for one), but in practice close to the decoded array's size.
     if (auto nbytes = try_mul(checked_num_elements(ab_spec.shape), ab_spec.dtype.size())) {
-      current = StageSize{SizeBound{compressor_ceiling(*nbytes), false}, true};
+      current = SizeBound{compressor_ceiling(*nbytes), false};
+      estimated = true;
     }
   }
-  std::vector<std::optional<StageSize>> sizes;
-  sizes.reserve(bb.size());
+  std::vector<DecodeBound> bounds;
+  bounds.reserve(bb.size());
   for (const auto& codec : bb) {
-    sizes.push_back(current);
+    bounds.push_back(DecodeBound{current, estimated});
     if (!current) continue;
-    if (auto next = codec->encoded_size(current->bound.bytes)) {
-      current->bound.bytes = *next;  // crc32c and the like: exact stays exact
+    if (auto next = codec->encoded_size(current->bytes)) {
+      current->bytes = *next;  // crc32c and the like: exact stays exact
     } else {
-      current->bound = SizeBound{compressor_ceiling(current->bound.bytes), false};
+      current = SizeBound{compressor_ceiling(current->bytes), false};
     }
   }
-  return sizes;
+  return bounds;
 }
 
-// The bound handed to a bytes->bytes decoder that has `input_size` bytes to decode.
-SizeBound decode_bound(const std::optional<StageSize>& stage, std::uint64_t input_size) {
-  if (!stage) return SizeBound{input_ceiling(input_size), false};
-  if (stage->from_spec_only) {
-    // The estimate can be too small for odd layouts (a shard index bigger than its data);
-    // allow what the input could plausibly expand to as well.
-    return SizeBound{std::max(stage->bound.bytes, input_ceiling(input_size)), false};
+// The spec each array->array codec sees (decoded side), then the array->bytes codec's.
+// Validates the array->array codecs against their specs.
+std::vector<ChunkSpec> chain_specs(const CodecChain& chain, const ChunkSpec& spec) {
+  std::vector<ChunkSpec> specs;
+  specs.reserve(chain.array_to_array().size() + 1);
+  specs.push_back(spec);
+  for (const auto& codec : chain.array_to_array()) specs.push_back(codec->encoded_spec(specs.back()));
+  return specs;
+}
+
+std::optional<std::uint64_t> chain_encoded_size(const CodecChain& chain, const ChunkSpec& ab_spec) {
+  auto size = chain.array_to_bytes()->encoded_size(ab_spec);
+  for (const auto& codec : chain.bytes_to_bytes()) {
+    if (!size) return std::nullopt;
+    size = codec->encoded_size(*size);
   }
-  return stage->bound;
+  return size;
+}
+
+// The bytes->bytes codecs before the checksums at the end of the list, which only cut
+// their bytes off (decode_view): decoding straight into the caller's memory allows at most
+// one of them, which then writes there.
+std::size_t count_producers(const CodecChain& chain) {
+  const auto& bb = chain.bytes_to_bytes();
+  std::size_t producers = bb.size();
+  while (producers > 0 && bb[producers - 1]->decodes_to_view()) --producers;
+  return producers;
 }
 
 // Makes the array->bytes codec's in-place change (the byte order) to each piece another
@@ -99,6 +114,92 @@ class InPlacePieces final : public PieceReader {
   const ArrayToBytesCodec& codec_;
   ChunkSpec piece_spec_;
 };
+
+// ---- The work, shared by CodecChain (which works out its inputs per call) and
+// PreparedChain (which has them prepared) ------------------------------------------------
+
+Buffer encode_with(const CodecChain& chain, std::span<const ChunkSpec> specs, const NDBuffer& chunk) {
+  const ChunkSpec& spec = specs.front();
+  if (chunk.shape() != spec.shape || !(chunk.dtype() == spec.dtype)) {
+    fail_invalid("cannot encode a chunk of {} {}: the chunk spec says {} {}", fmt::join(chunk.shape(), "x"),
+                 chunk.dtype().name(), fmt::join(spec.shape, "x"), spec.dtype.name());
+  }
+  const auto& aa = chain.array_to_array();
+  const NDBuffer* current = &chunk;  // no copy until a codec makes a new array
+  NDBuffer transformed;
+  for (std::size_t i = 0; i < aa.size(); ++i) {
+    transformed = aa[i]->encode(*current, specs[i]);
+    current = &transformed;
+  }
+  const ChunkSpec& ab_spec = specs.back();
+  Buffer bytes = chain.array_to_bytes()->encode(*current, ab_spec);
+  for (const auto& codec : chain.bytes_to_bytes()) bytes = codec->encode(bytes.view(), ab_spec);
+  return bytes;
+}
+
+NDBuffer decode_with(const CodecChain& chain, std::span<const ChunkSpec> specs, std::span<const DecodeBound> bounds,
+                     ByteView encoded, const BufferPrototype& prototype) {
+  const auto& bb = chain.bytes_to_bytes();
+  const auto& aa = chain.array_to_array();
+  const ChunkSpec& ab_spec = specs.back();
+  Buffer owned;  // holds the output of the last bytes->bytes decoder
+  ByteView bytes = encoded;
+  for (std::size_t i = bb.size(); i-- > 0;) {
+    const SizeBound bound = bounds[i].for_input(bytes.size());
+    Buffer decoded = bb[i]->decode(bytes, bound, ab_spec);
+    if (bound.exact ? decoded.size() != bound.bytes : decoded.size() > bound.bytes) {
+      fail_data_loss("codec '{}' decoded {} bytes, expected {} {}", bb[i]->name(), decoded.size(),
+                     bound.exact ? "exactly" : "at most", bound.bytes);
+    }
+    owned = std::move(decoded);
+    bytes = owned.view();
+  }
+  NDBuffer array = chain.array_to_bytes()->decode(bytes, ab_spec, prototype);
+  for (std::size_t i = aa.size(); i-- > 0;) array = aa[i]->decode(array, specs[i]);
+  return array;
+}
+
+// For a chain that decodes into `out` (see CodecChain::decode_into; `out` has the chunk's
+// size): checksums at the end of the list only cut their bytes off; before them, at most
+// one codec makes new bytes, and it then writes into `out`.
+void decode_into_with(const CodecChain& chain, std::size_t producers, const ChunkSpec& spec, ByteView encoded,
+                      MutableByteView out) {
+  const auto& bb = chain.bytes_to_bytes();
+  const ArrayToBytesCodec& ab = *chain.array_to_bytes();
+  ByteView bytes = encoded;
+  for (std::size_t i = bb.size(); i-- > producers;) bytes = bb[i]->decode_view(bytes, spec);
+  if (producers == 1) {
+    bb[0]->decode_into(bytes, out, spec);
+  } else {
+    if (bytes.size() != out.size()) {
+      fail_data_loss("{} codec: chunk of {} elements of {} must be {} bytes, got {}", ab.name(),
+                     checked_num_elements(spec.shape), spec.dtype.name(), out.size(), bytes.size());
+    }
+    if (!bytes.empty() && bytes.data() != out.data()) std::memcpy(out.data(), bytes.data(), bytes.size());
+  }
+  ab.decode_in_place(out, spec);
+}
+
+// For a chain that decodes in pieces (see CodecChain::decode_pieces): the checksums after
+// the one compressor are checked on the bytes in memory, then the compressor's reader is
+// wrapped in the array->bytes codec's in-place change unless that is the identity.
+std::unique_ptr<PieceReader> decode_pieces_with(const CodecChain& chain, const ChunkSpec& spec,
+                                                std::uint64_t decoded_size, bool identity,
+                                                std::shared_ptr<ByteSource> encoded) {
+  const auto& bb = chain.bytes_to_bytes();
+  std::shared_ptr<ByteSource> bytes = std::move(encoded);
+  if (bb.size() > 1) {
+    const std::optional<ByteView> whole = bytes->in_memory();
+    if (!whole) return nullptr;
+    ByteView checked = *whole;
+    for (std::size_t i = bb.size(); i-- > 1;) checked = bb[i]->decode_view(checked, spec);
+    // The checked part, kept alive by the source it lies in.
+    bytes = std::make_shared<MemorySource>(checked, bytes);
+  }
+  std::unique_ptr<PieceReader> pieces = bb[0]->decode_pieces(std::move(bytes), decoded_size, spec);
+  if (!pieces || identity) return pieces;
+  return std::make_unique<InPlacePieces>(std::move(pieces), *chain.array_to_bytes(), spec);
+}
 
 }  // namespace
 
@@ -152,103 +253,40 @@ CodecChain CodecChain::from_v3_json(const nlohmann::json& codecs, const DataType
   return from_codecs(std::move(built));
 }
 
+std::shared_ptr<const PreparedChain> CodecChain::prepare(const ChunkSpec& spec) const {
+  return std::make_shared<const PreparedChain>(*this, spec);
+}
+
 Buffer CodecChain::encode(const NDBuffer& chunk, const ChunkSpec& spec) const {
   if (!ab_) fail_invalid("cannot encode with an empty codec chain");
-  if (chunk.shape() != spec.shape || !(chunk.dtype() == spec.dtype)) {
-    fail_invalid("cannot encode a chunk of {} {}: the chunk spec says {} {}", fmt::join(chunk.shape(), "x"),
-                 chunk.dtype().name(), fmt::join(spec.shape, "x"), spec.dtype.name());
-  }
-  const NDBuffer* current = &chunk;  // no copy until a codec makes a new array
-  NDBuffer transformed;
-  ChunkSpec current_spec = spec;
-  for (const auto& codec : aa_) {
-    ChunkSpec next_spec = codec->encoded_spec(current_spec);
-    transformed = codec->encode(*current, current_spec);
-    current = &transformed;
-    current_spec = std::move(next_spec);
-  }
-  Buffer bytes = ab_->encode(*current, current_spec);
-  for (const auto& codec : bb_) bytes = codec->encode(bytes.view(), current_spec);
-  return bytes;
+  return encode_with(*this, chain_specs(*this, spec), chunk);
 }
 
 NDBuffer CodecChain::decode(ByteView encoded, const ChunkSpec& spec, const BufferPrototype& prototype) const {
   if (!ab_) fail_invalid("cannot decode with an empty codec chain");
-  // The spec each array->array codec sees when decoding, and the one the array->bytes
-  // codec produces.
-  std::vector<ChunkSpec> specs;
-  specs.reserve(aa_.size() + 1);
-  specs.push_back(spec);
-  for (const auto& codec : aa_) specs.push_back(codec->encoded_spec(specs.back()));
-  const ChunkSpec& ab_spec = specs.back();
-
-  Buffer owned;  // holds the output of the last bytes->bytes decoder
-  ByteView bytes = encoded;
-  if (!bb_.empty()) {
-    auto sizes = stage_sizes(*ab_, bb_, ab_spec);
-    for (std::size_t i = bb_.size(); i-- > 0;) {
-      const SizeBound bound = decode_bound(sizes[i], bytes.size());
-      Buffer decoded = bb_[i]->decode(bytes, bound, ab_spec);
-      if (bound.exact ? decoded.size() != bound.bytes : decoded.size() > bound.bytes) {
-        fail_data_loss("codec '{}' decoded {} bytes, expected {} {}", bb_[i]->name(), decoded.size(),
-                       bound.exact ? "exactly" : "at most", bound.bytes);
-      }
-      owned = std::move(decoded);
-      bytes = owned.view();
-    }
-  }
-  NDBuffer array = ab_->decode(bytes, ab_spec, prototype);
-  for (std::size_t i = aa_.size(); i-- > 0;) array = aa_[i]->decode(array, specs[i]);
-  return array;
+  const std::vector<ChunkSpec> specs = chain_specs(*this, spec);
+  const std::vector<DecodeBound> bounds = bb_.empty() ? std::vector<DecodeBound>() : decode_bounds(*this, specs.back());
+  return decode_with(*this, specs, bounds, encoded, prototype);
 }
 
 bool CodecChain::decode_into(ByteView encoded, const ChunkSpec& spec, MutableByteView out) const {
   if (!ab_ || !aa_.empty() || !ab_->decodes_in_place(spec)) return false;
-  // Decoding runs bb_ backwards. Checksums at the end of the list only cut their bytes off;
-  // before them, at most one codec may make new bytes, and it then writes into `out`.
-  std::size_t producers = bb_.size();
-  while (producers > 0 && bb_[producers - 1]->decodes_to_view()) --producers;
+  const std::size_t producers = count_producers(*this);
   if (producers > 1) return false;
   const std::uint64_t expected = checked_nbytes(spec.shape, spec.dtype);
   if (out.size() != expected) {
     throw InternalError(fmt::format("decode_into: {} bytes of room for a chunk of {} bytes", out.size(), expected));
   }
-  ByteView bytes = encoded;
-  for (std::size_t i = bb_.size(); i-- > producers;) bytes = bb_[i]->decode_view(bytes, spec);
-  if (producers == 1) {
-    bb_[0]->decode_into(bytes, out, spec);
-  } else {
-    if (bytes.size() != out.size()) {
-      fail_data_loss("{} codec: chunk of {} elements of {} must be {} bytes, got {}", ab_->name(),
-                     checked_num_elements(spec.shape), spec.dtype.name(), out.size(), bytes.size());
-    }
-    if (!bytes.empty() && bytes.data() != out.data()) std::memcpy(out.data(), bytes.data(), bytes.size());
-  }
-  ab_->decode_in_place(out, spec);
+  decode_into_with(*this, producers, spec, encoded, out);
   return true;
 }
 
 std::unique_ptr<PieceReader> CodecChain::decode_pieces(std::shared_ptr<ByteSource> encoded,
                                                        const ChunkSpec& spec) const {
-  if (!ab_ || !aa_.empty() || !ab_->decodes_in_place(spec)) return nullptr;
-  // As decode_into: checksums at the end of the list cut their bytes off; before them,
-  // exactly one compressor.
-  std::size_t producers = bb_.size();
-  while (producers > 0 && bb_[producers - 1]->decodes_to_view()) --producers;
-  if (producers != 1) return nullptr;
-  std::shared_ptr<ByteSource> bytes = std::move(encoded);
-  if (producers < bb_.size()) {
-    const std::optional<ByteView> whole = bytes->in_memory();
-    if (!whole) return nullptr;
-    ByteView checked = *whole;
-    for (std::size_t i = bb_.size(); i-- > producers;) checked = bb_[i]->decode_view(checked, spec);
-    // The checked part, kept alive by the source it lies in.
-    bytes = std::make_shared<MemorySource>(checked, bytes);
-  }
-  std::unique_ptr<PieceReader> pieces =
-      bb_[0]->decode_pieces(std::move(bytes), checked_nbytes(spec.shape, spec.dtype), spec);
-  if (!pieces || ab_->is_identity(spec)) return pieces;
-  return std::make_unique<InPlacePieces>(std::move(pieces), *ab_, spec);
+  // As decode_into, and exactly one compressor before the checksums.
+  if (!ab_ || !aa_.empty() || !ab_->decodes_in_place(spec) || count_producers(*this) != 1) return nullptr;
+  return decode_pieces_with(*this, spec, checked_nbytes(spec.shape, spec.dtype), ab_->is_identity(spec),
+                            std::move(encoded));
 }
 
 bool CodecChain::stores_raw_bytes(const ChunkSpec& spec) const {
@@ -259,12 +297,7 @@ std::optional<std::uint64_t> CodecChain::encoded_size(const ChunkSpec& spec) con
   if (!ab_) fail_invalid("the codec chain is empty");
   ChunkSpec current = spec;
   for (const auto& codec : aa_) current = codec->encoded_spec(current);
-  auto size = ab_->encoded_size(current);
-  for (const auto& codec : bb_) {
-    if (!size) return std::nullopt;
-    size = codec->encoded_size(*size);
-  }
-  return size;
+  return chain_encoded_size(*this, current);
 }
 
 void CodecChain::validate(const ChunkSpec& spec) const {
@@ -280,6 +313,61 @@ nlohmann::json CodecChain::to_json() const {
   if (ab_) list.push_back(ab_->to_json());
   for (const auto& codec : bb_) list.push_back(codec->to_json());
   return list;
+}
+
+// ---- DecodeBound, PreparedChain ----------------------------------------------------------
+
+SizeBound DecodeBound::for_input(std::uint64_t input_size) const {
+  if (!bound) return SizeBound{input_ceiling(input_size), false};
+  if (estimated) return SizeBound{std::max(bound->bytes, input_ceiling(input_size)), false};
+  return *bound;
+}
+
+PreparedChain::PreparedChain(const CodecChain& chain, const ChunkSpec& spec) : chain_(chain) {
+  const auto& ab = chain_.array_to_bytes();
+  if (!ab) fail_invalid("the codec chain is empty");
+  specs_ = chain_specs(chain_, spec);  // validates the array->array codecs
+  const ChunkSpec& ab_spec = specs_.back();
+  if (chain_.array_to_array().empty() && chain_.bytes_to_bytes().empty()) {
+    partial_ = ab->prepare_partial(ab_spec);  // validates
+  } else {
+    ab->validate(ab_spec);
+  }
+  const bool fixed_size = !spec.dtype.is_variable_length();
+  if (fixed_size) {
+    chunk_bytes_ = checked_nbytes(spec.shape, spec.dtype);
+    strides_ = NDView::c_strides(spec.shape, spec.dtype.size());
+  } else {
+    strides_.assign(spec.shape.size(), 0);
+  }
+  bb_bounds_ = decode_bounds(chain_, ab_spec);
+  encoded_size_ = chain_encoded_size(chain_, ab_spec);
+  producers_ = count_producers(chain_);
+  const bool in_place = fixed_size && chain_.array_to_array().empty() && ab->decodes_in_place(spec);
+  ab_identity_ = chain_.array_to_array().empty() && ab->is_identity(spec);
+  stores_raw_bytes_ = ab_identity_ && chain_.bytes_to_bytes().empty();
+  decodes_into_ = in_place && producers_ <= 1;
+  decodes_pieces_ = in_place && producers_ == 1;
+}
+
+Buffer PreparedChain::encode(const NDBuffer& chunk) const { return encode_with(chain_, specs_, chunk); }
+
+NDBuffer PreparedChain::decode(ByteView encoded, const BufferPrototype& prototype) const {
+  return decode_with(chain_, specs_, bb_bounds_, encoded, prototype);
+}
+
+bool PreparedChain::decode_into(ByteView encoded, MutableByteView out) const {
+  if (!decodes_into_) return false;
+  if (out.size() != chunk_bytes_) {
+    throw InternalError(fmt::format("decode_into: {} bytes of room for a chunk of {} bytes", out.size(), chunk_bytes_));
+  }
+  decode_into_with(chain_, producers_, spec(), encoded, out);
+  return true;
+}
+
+std::unique_ptr<PieceReader> PreparedChain::decode_pieces(std::shared_ptr<ByteSource> encoded) const {
+  if (!decodes_pieces_) return nullptr;
+  return decode_pieces_with(chain_, spec(), chunk_bytes_, ab_identity_, std::move(encoded));
 }
 
 }  // namespace zarrkit

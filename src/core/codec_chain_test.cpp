@@ -1,15 +1,19 @@
 #include "zarrkit/codec_chain.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "codecs/register.h"
+#include "core/partial_chunk_codec.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
+#include "zarrkit/metadata.h"
 
 namespace zarrkit {
 namespace {
@@ -70,6 +74,22 @@ class VariableSizeBytes final : public ArrayToBytesCodec {
   NDBuffer decode(ByteView encoded, const ChunkSpec& spec, const BufferPrototype&) const override {
     return NDBuffer(Buffer::copy_of(encoded), spec.shape, spec.dtype);
   }
+};
+
+// An array->array codec that changes nothing and counts how often it is asked for the spec
+// it encodes to (which is where array->array codecs validate a spec).
+class CountingIdentity final : public ArrayToArrayCodec {
+ public:
+  std::string_view name() const override { return "test.counting"; }
+  nlohmann::json to_json() const override { return codec_json(name(), {}); }
+  ChunkSpec encoded_spec(const ChunkSpec& decoded) const override {
+    ++spec_calls;
+    if (decoded.shape.size() != 1) fail_invalid("test.counting takes 1-d chunks");
+    return decoded;
+  }
+  NDBuffer encode(const NDBuffer& decoded, const ChunkSpec&) const override { return decoded; }
+  NDBuffer decode(const NDBuffer& encoded, const ChunkSpec&) const override { return encoded; }
+  mutable std::atomic<int> spec_calls{0};
 };
 
 const CodecRegistry& registry() {
@@ -389,6 +409,248 @@ TEST(CodecChain, DefaultConstructedChainFailsCleanly) {
   EXPECT_THROW(empty.decode(ByteView{}, spec_of({1})), InvalidArgumentError);
   EXPECT_THROW(empty.encode(counting({1}), spec_of({1})), InvalidArgumentError);
   EXPECT_EQ(empty.to_json(), nlohmann::json::array());
+}
+
+// ---- PreparedChain ------------------------------------------------------------------------
+
+nlohmann::json parse(const char* text) { return nlohmann::json::parse(text); }
+
+TEST(PreparedChain, TransposeAndBigEndianBytes) {
+  const auto chain = CodecChain::from_v3_json(parse(R"([{"name":"transpose","configuration":{"order":[1,0]}},
+                                                        {"name":"bytes","configuration":{"endian":"big"}},
+                                                        "crc32c"])"),
+                                              kI32, CodecRegistry::builtin());
+  const ChunkSpec spec = spec_of({3, 5});
+  const auto prepared = chain.prepare(spec);
+  EXPECT_EQ(prepared->spec().shape, (Shape{3, 5}));
+  EXPECT_EQ(prepared->chunk_bytes(), 60u);
+  EXPECT_EQ(std::vector<std::int64_t>(prepared->strides().begin(), prepared->strides().end()),
+            (std::vector<std::int64_t>{20, 4}));
+  EXPECT_EQ(prepared->array_to_array_spec(0).shape, (Shape{3, 5}));
+  EXPECT_EQ(prepared->array_to_bytes_spec().shape, (Shape{5, 3}));  // transposed
+  ASSERT_EQ(prepared->bytes_to_bytes_bounds().size(), 1u);
+  ASSERT_TRUE(prepared->bytes_to_bytes_bounds()[0].bound);
+  EXPECT_TRUE(prepared->bytes_to_bytes_bounds()[0].bound->exact);  // crc32c decodes to the 60 bytes
+  EXPECT_EQ(prepared->bytes_to_bytes_bounds()[0].bound->bytes, 60u);
+  EXPECT_EQ(prepared->encoded_size(), std::optional<std::uint64_t>(64));
+  EXPECT_FALSE(prepared->stores_raw_bytes());
+  EXPECT_FALSE(prepared->decodes_into());  // the transpose makes a new array
+  // The same bytes as the chain's own functions, both ways.
+  const NDBuffer chunk = counting(spec.shape);
+  const Buffer encoded = prepared->encode(chunk);
+  const Buffer expected = chain.encode(chunk, spec);
+  ASSERT_EQ(encoded.size(), expected.size());
+  EXPECT_EQ(std::memcmp(encoded.data(), expected.data(), encoded.size()), 0);
+  const NDBuffer back = prepared->decode(encoded.view());
+  EXPECT_EQ(back.shape(), spec.shape);
+  EXPECT_EQ(std::memcmp(back.data(), chunk.data(), chunk.nbytes()), 0);
+  MutableByteView nowhere;
+  EXPECT_FALSE(prepared->decode_into(encoded.view(), nowhere));
+}
+
+TEST(PreparedChain, RawBytesDecodeInPlace) {
+  const auto chain = CodecChain::from_v3_json(parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])"), kI32,
+                                              CodecRegistry::builtin());
+  const auto prepared = chain.prepare(spec_of({4, 4}));
+  EXPECT_TRUE(prepared->stores_raw_bytes());
+  EXPECT_TRUE(prepared->decodes_into());
+  EXPECT_EQ(prepared->encoded_size(), std::optional<std::uint64_t>(64));
+  EXPECT_TRUE(prepared->bytes_to_bytes_bounds().empty());
+  const NDBuffer chunk = counting({4, 4});
+  Buffer out = Buffer::allocate(64);
+  ASSERT_TRUE(prepared->decode_into(chunk.buffer().view(), out.mutable_view()));
+  EXPECT_EQ(std::memcmp(out.data(), chunk.data(), 64), 0);
+  // The room must be the chunk's size exactly.
+  Buffer small = Buffer::allocate(60);
+  EXPECT_THROW(prepared->decode_into(chunk.buffer().view(), small.mutable_view()), InternalError);
+  // Big-endian storage is not raw, but still decodes in place.
+  const auto big = CodecChain::from_v3_json(parse(R"([{"name":"bytes","configuration":{"endian":"big"}}])"), kI32,
+                                            CodecRegistry::builtin())
+                       .prepare(spec_of({4, 4}));
+  EXPECT_FALSE(big->stores_raw_bytes());
+  EXPECT_TRUE(big->decodes_into());
+}
+
+TEST(PreparedChain, BoundsThroughCompressorsAreTheOnesDecodersGet) {
+  auto first = std::make_shared<RecordingCompressor>();
+  auto fixed = std::make_shared<PlusFour>();
+  auto last = std::make_shared<RecordingCompressor>();
+  const auto chain = CodecChain::from_codecs({make(R"("bytes")"), first, fixed, last});
+  const ChunkSpec spec = spec_of({10, 10});  // 400 bytes
+  const auto prepared = chain.prepare(spec);
+  const std::uint64_t ceiling = 400 + 400 / 8 + (64 << 10);
+  const auto bounds = prepared->bytes_to_bytes_bounds();
+  ASSERT_EQ(bounds.size(), 3u);
+  for (const DecodeBound& b : bounds) {
+    ASSERT_TRUE(b.bound);
+    EXPECT_FALSE(b.estimated);
+  }
+  EXPECT_TRUE(bounds[0].bound->exact);
+  EXPECT_EQ(bounds[0].bound->bytes, 400u);
+  EXPECT_FALSE(bounds[1].bound->exact);
+  EXPECT_EQ(bounds[1].bound->bytes, ceiling);
+  EXPECT_FALSE(bounds[2].bound->exact);
+  EXPECT_EQ(bounds[2].bound->bytes, ceiling + 4);
+  // Known bounds do not depend on the input.
+  EXPECT_EQ(bounds[2].for_input(std::uint64_t{1} << 30).bytes, ceiling + 4);
+  EXPECT_FALSE(prepared->encoded_size());
+  EXPECT_FALSE(prepared->decodes_into());  // two compressors in a row
+  // Decoding hands each decoder exactly the bound the prepared chain reports.
+  prepared->decode(prepared->encode(counting(spec.shape)).view());
+  ASSERT_EQ(first->bounds.size(), 1u);
+  EXPECT_EQ(first->bounds[0].bytes, bounds[0].bound->bytes);
+  EXPECT_EQ(first->bounds[0].exact, bounds[0].bound->exact);
+  ASSERT_EQ(last->bounds.size(), 1u);
+  EXPECT_EQ(last->bounds[0].bytes, bounds[2].bound->bytes);
+}
+
+TEST(PreparedChain, ACompressorThenAChecksumDecodesIntoTheCallersMemory) {
+  const auto chain = CodecChain::from_v3_json(
+      parse(R"(["bytes", {"name":"zstd","configuration":{"level":1,"checksum":false}}, "crc32c"])"), kI32,
+      CodecRegistry::builtin());
+  const ChunkSpec spec = spec_of({100});
+  const auto prepared = chain.prepare(spec);
+  EXPECT_TRUE(prepared->decodes_into());
+  const auto bounds = prepared->bytes_to_bytes_bounds();
+  ASSERT_EQ(bounds.size(), 2u);
+  EXPECT_TRUE(bounds[0].bound->exact);  // zstd decodes to the chunk's 400 bytes exactly
+  EXPECT_EQ(bounds[0].bound->bytes, 400u);
+  EXPECT_FALSE(bounds[1].bound->exact);  // crc32c's input is zstd's output: a ceiling
+  const NDBuffer chunk = counting(spec.shape);
+  const Buffer encoded = prepared->encode(chunk);
+  Buffer out = Buffer::allocate(400);
+  ASSERT_TRUE(prepared->decode_into(encoded.view(), out.mutable_view()));
+  EXPECT_EQ(std::memcmp(out.data(), chunk.data(), 400), 0);
+  // In pieces, from the same bytes.
+  const auto pieces = prepared->decode_pieces(std::make_shared<MemorySource>(encoded.view()));
+  ASSERT_TRUE(pieces);
+  Buffer piece_out = Buffer::allocate(400);
+  ASSERT_TRUE(pieces->read(piece_out.mutable_view().first(160)));
+  ASSERT_TRUE(pieces->read(piece_out.mutable_view().subspan(160)));
+  EXPECT_TRUE(pieces->finish());
+  EXPECT_EQ(std::memcmp(piece_out.data(), chunk.data(), 400), 0);
+}
+
+TEST(PreparedChain, ShardingEstimatesAndNests) {
+  const auto chain = CodecChain::from_v3_json(parse(R"([
+      {"name":"sharding_indexed","configuration":{"chunk_shape":[4,4],"index_location":"start",
+        "index_codecs":["bytes","crc32c"],
+        "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],
+          "index_codecs":["bytes","crc32c"],"codecs":["bytes"]}}]}},
+      {"name":"zstd","configuration":{"level":1,"checksum":false}}])"),
+                                              kI32, CodecRegistry::builtin());
+  const ChunkSpec spec = spec_of({8, 8});  // 256 bytes of elements
+  const auto prepared = chain.prepare(spec);
+  EXPECT_EQ(prepared->chunk_bytes(), 256u);
+  EXPECT_FALSE(prepared->encoded_size());  // inner chunks may be left out
+  EXPECT_FALSE(prepared->stores_raw_bytes());
+  ASSERT_EQ(prepared->bytes_to_bytes_bounds().size(), 1u);
+  const DecodeBound& zstd = prepared->bytes_to_bytes_bounds()[0];
+  ASSERT_TRUE(zstd.bound);
+  EXPECT_TRUE(zstd.estimated);
+  EXPECT_FALSE(zstd.bound->exact);
+  EXPECT_EQ(zstd.bound->bytes, 256u + 256u / 8 + (64u << 10));
+  // An estimate also allows what the input could expand to (64 times, and 1 MiB).
+  EXPECT_EQ(zstd.for_input(1 << 20).bytes, (std::uint64_t{1} << 20) * 64 + (1 << 20));
+  EXPECT_EQ(zstd.for_input(10).bytes, 10u * 64 + (1u << 20));
+  EXPECT_FALSE(zstd.for_input(10).exact);
+  // Both levels round-trip through the prepared chain.
+  const NDBuffer chunk = counting(spec.shape);
+  const NDBuffer back = prepared->decode(prepared->encode(chunk).view());
+  EXPECT_EQ(std::memcmp(back.data(), chunk.data(), 256), 0);
+}
+
+TEST(PreparedChain, OnlyShardingAloneReadsInPart) {
+  const char* nested = R"({"name":"sharding_indexed","configuration":{"chunk_shape":[4,4],
+      "index_codecs":["bytes","crc32c"],
+      "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],
+        "index_codecs":["bytes","crc32c"],"codecs":["bytes","crc32c"]}}]}})";
+  const auto alone = CodecChain::from_v3_json(nlohmann::json::array({parse(nested)}), kI32, CodecRegistry::builtin())
+                         .prepare(spec_of({8, 8}));
+  const PartialChunkCodec* outer = alone->partial();
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->chunk_shape(), (Shape{8, 8}));
+  // The inner chain is prepared for the inner chunk, and reads in part too (nested).
+  const PreparedChain& inner = *outer->inner_chain();
+  EXPECT_EQ(inner.spec().shape, (Shape{4, 4}));
+  EXPECT_EQ(inner.chunk_bytes(), 64u);
+  ASSERT_NE(inner.partial(), nullptr);
+  const PreparedChain& innermost = *inner.partial()->inner_chain();
+  EXPECT_EQ(innermost.spec().shape, (Shape{2, 2}));
+  EXPECT_EQ(innermost.partial(), nullptr);  // bytes + crc32c
+  EXPECT_EQ(innermost.encoded_size(), std::optional<std::uint64_t>(20));
+  // Codecs around sharding: whole chunks only.
+  auto around = nlohmann::json::array({parse(nested), "crc32c"});
+  EXPECT_EQ(CodecChain::from_v3_json(around, kI32, CodecRegistry::builtin()).prepare(spec_of({8, 8}))->partial(),
+            nullptr);
+  around = nlohmann::json::array({parse(R"({"name":"transpose","configuration":{"order":[1,0]}})"), parse(nested)});
+  EXPECT_EQ(CodecChain::from_v3_json(around, kI32, CodecRegistry::builtin()).prepare(spec_of({8, 8}))->partial(),
+            nullptr);
+  EXPECT_EQ(CodecChain::from_v3_json(parse(R"(["bytes"])"), kI32, CodecRegistry::builtin()).prepare(spec_of({8}))->partial(),
+            nullptr);
+}
+
+TEST(PreparedChain, InvalidSpecsAreRejectedWhenPrepared) {
+  const auto transpose = CodecChain::from_v3_json(
+      parse(R"([{"name":"transpose","configuration":{"order":[1,0]}},"bytes"])"), kI32, CodecRegistry::builtin());
+  EXPECT_THROW(transpose.prepare(spec_of({3, 4, 5})), InvalidArgumentError);
+  const auto sharding = CodecChain::from_v3_json(
+      parse(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[3],
+                 "index_codecs":["bytes"],"codecs":["bytes"]}}])"),
+      kI32, CodecRegistry::builtin());
+  EXPECT_THROW(sharding.prepare(spec_of({8})), InvalidArgumentError);  // 3 does not divide 8
+  EXPECT_NO_THROW(sharding.prepare(spec_of({9})));
+  const auto strings = CodecChain::from_v3_json(parse(R"(["bytes"])"), DataType::string(), CodecRegistry::builtin());
+  EXPECT_THROW(strings.prepare({{3}, DataType::string(), FillValue{}}), UnsupportedError);
+  EXPECT_THROW(CodecChain().prepare(spec_of({1})), InvalidArgumentError);
+}
+
+TEST(PreparedChain, ValidatesOnceAndNotPerChunk) {
+  auto counter = std::make_shared<CountingIdentity>();
+  const auto chain = CodecChain::from_codecs({counter, make(R"("bytes")")});
+  const ChunkSpec spec = spec_of({6});
+  const auto prepared = chain.prepare(spec);
+  const int after_prepare = counter->spec_calls;
+  EXPECT_GE(after_prepare, 1);
+  const Buffer encoded = prepared->encode(counting(spec.shape));
+  for (int i = 0; i < 5; ++i) prepared->decode(encoded.view());
+  EXPECT_EQ(counter->spec_calls, after_prepare);
+  // The chain's own functions work it out at every call.
+  chain.decode(encoded.view(), spec);
+  EXPECT_GT(counter->spec_calls, after_prepare);
+  EXPECT_THROW(chain.prepare(spec_of({2, 3})), InvalidArgumentError);
+}
+
+TEST(PreparedChain, ArrayMetadataPreparesItsChainOnceForEveryThread) {
+  ArrayMetadata m;
+  m.shape = {10, 10};
+  m.chunk_shape = {4, 5};
+  m.dtype = kI32;
+  m.fill_value = FillValue::zero(kI32);
+  m.codecs = std::make_shared<const CodecChain>(
+      CodecChain::from_v3_json(parse(R"(["bytes"])"), kI32, CodecRegistry::builtin()));
+  std::vector<const PreparedChain*> seen(8, nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < seen.size(); ++t) threads.emplace_back([&, t] { seen[t] = &m.prepared_chain(); });
+  for (auto& thread : threads) thread.join();
+  for (const PreparedChain* p : seen) EXPECT_EQ(p, seen[0]);
+  EXPECT_EQ(seen[0]->spec().shape, (Shape{4, 5}));
+  EXPECT_EQ(seen[0]->chunk_bytes(), 80u);
+  // A copy prepares its own, for its own fields.
+  ArrayMetadata copy = m;
+  copy.chunk_shape = {2, 2};
+  EXPECT_NE(&copy.prepared_chain(), seen[0]);
+  EXPECT_EQ(copy.prepared_chain().chunk_bytes(), 16u);
+  // Changing a field after the chain was prepared is a programming error, caught.
+  m.chunk_shape = {5, 5};
+  EXPECT_THROW(m.prepared_chain(), InternalError);
+  // Metadata that cannot be prepared fails each time it is asked.
+  ArrayMetadata bad = copy;
+  bad.chunk_shape = {2, 2, 2};
+  bad.codecs = std::make_shared<const CodecChain>(CodecChain::from_v3_json(
+      parse(R"([{"name":"transpose","configuration":{"order":[1,0]}},"bytes"])"), kI32, CodecRegistry::builtin()));
+  EXPECT_THROW(bad.prepared_chain(), InvalidArgumentError);
+  EXPECT_THROW(bad.prepared_chain(), InvalidArgumentError);
 }
 
 }  // namespace

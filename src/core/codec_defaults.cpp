@@ -1,6 +1,7 @@
-// The default implementations of the codec interfaces' optional decoding paths (codec.h).
+// The default implementations of the codec interfaces' optional paths (codec.h).
 #include <cstring>
 
+#include "core/partial_chunk_codec.h"
 #include "zarrkit/codec.h"
 #include "zarrkit/error.h"
 
@@ -18,6 +19,16 @@ void BytesToBytesCodec::decode_into(ByteView encoded, MutableByteView out, const
     fail_data_loss("codec '{}' decoded {} bytes, expected exactly {}", name(), decoded.size(), out.size());
   }
   if (!out.empty()) std::memcpy(out.data(), decoded.data(), out.size());
+}
+
+std::shared_ptr<const ArrayToBytesCodec> ArrayToBytesCodec::with_inner_chain(const CodecChain& inner) const {
+  (void)inner;
+  fail_unsupported("codec '{}' has no inner chunks", name());
+}
+
+std::shared_ptr<const PartialChunkCodec> ArrayToBytesCodec::prepare_partial(const ChunkSpec& spec) const {
+  validate(spec);
+  return nullptr;
 }
 
 ByteView BytesToBytesCodec::decode_view(ByteView encoded, const ChunkSpec& spec) const {

@@ -146,4 +146,25 @@ std::string ArrayMetadata::chunk_key(std::span<const std::uint64_t> chunk_index)
   return chunk_key_encoding.encode(chunk_index);
 }
 
+PreparedChainSlot& PreparedChainSlot::operator=(const PreparedChainSlot&) noexcept {
+  const std::lock_guard lock(mutex_);
+  owned_.reset();
+  ready_.store(nullptr, std::memory_order_release);
+  return *this;
+}
+
+const PreparedChain& ArrayMetadata::prepared_chain() const {
+  const PreparedChain& prepared = prepared_.get([this] {
+    if (!codecs) fail_invalid("the array metadata has no codec chain");
+    return codecs->prepare(chunk_spec());
+  });
+  // A field changed after the chain was prepared would leave it describing other chunks.
+  if (prepared.spec().shape != chunk_shape || !(prepared.spec().dtype == dtype) ||
+      !(prepared.spec().fill_value == fill_value) ||
+      prepared.chain().array_to_bytes() != (codecs ? codecs->array_to_bytes() : nullptr)) {
+    throw InternalError("ArrayMetadata changed after its codec chain was prepared");
+  }
+  return prepared;
+}
+
 }  // namespace zarrkit

@@ -2,7 +2,9 @@
 //
 // A request is planned first (ChunkPlan: which chunks, which part of each, where it goes)
 // and the chunk tasks then run on the shared thread pool. Each task owns one chunk key, so
-// tasks never touch the same key or the same output elements.
+// tasks never touch the same key or the same output elements. Chunks whose codec chain has
+// a partial codec (PreparedChain::partial: sharding) are read and written in part through
+// it; the others whole (chunk_read.h for reads).
 #include "zarrkit/array.h"
 
 #include <charconv>
@@ -12,15 +14,17 @@
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
+#include "core/key_locks.h"
+#include "core/partial_chunk_codec.h"
+#include "core/strided_copy.h"
 #include "engine/chunk_read.h"
 #include "engine/device_read_hook.h"
 #include "engine/fetched_reads.h"
 #include "engine/indexer.h"
 #include "engine/node_io.h"
-#include "engine/shard_io.h"
-#include "engine/strided_copy.h"
 #include "engine/task_copy.h"
 #include "zarrkit/codec_registry.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"
 
@@ -182,7 +186,9 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     fail_invalid("array '{}': the fill value has {} bytes, {} needs {}", display_path(path_),
                  m.fill_value.bytes().size(), m.dtype.name(), m.dtype.size());
   }
-  const auto sharded = ShardIo::for_array(m);  // null unless sharding_indexed: see shard_io.h
+  // Set for chains read in part (sharding): see core/partial_chunk_codec.h.
+  const PartialChunkCodec* const partial = m.prepared_chain().partial();
+  const PartialIoSettings partial_settings = partial != nullptr ? PartialIoSettings::current() : PartialIoSettings{};
   // Large outputs: pages faulted in just before they are written, tasks taken so that
   // threads write to pages of their own where they can (output_faults.h).
   const std::size_t threads = shared_thread_pool().size();
@@ -193,12 +199,13 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     plan.task(index, task);
     const std::string key = m.chunk_key(task.chunk_coords);
     try {
-      if (sharded) {
+      if (partial != nullptr) {
         if (request.faults != nullptr && request.faults->active()) {
           const auto [begin, end] = OutputFaults::task_span(task, region);
           request.faults->before_write(begin, end);
         }
-        return sharded->read(request.store, join_key(path_, key), task, region);
+        return partial->read(PartialRequest{request.store, m.shape, region, partial_settings}, join_key(path_, key),
+                             task);
       }
       read_chunk_task(request, join_key(path_, key), task);  // chunk_read.h: straight into `region` where it can
     } catch (const Error& e) {
@@ -211,11 +218,11 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
   };
   if (store_->capabilities().batched_gets) {
     // Whole chunks and whole shards are fetched in batches and read as they arrive
-    // (fetched_reads.h); a shard read in part reads its index and inner chunks itself.
+    // (fetched_reads.h); a chunk read in part (a shard) reads its index and inner chunks itself.
     auto key_of = [&](std::size_t index) {
       ChunkTask task;
       plan.task(index, task);
-      if (sharded && !task.covers_whole_chunk) return std::string();
+      if (partial != nullptr && !task.covers_whole_chunk) return std::string();
       return join_key(path_, m.chunk_key(task.chunk_coords));
     };
     const std::string context = fmt::format("array '{}' in {}", display_path(path_), store_->describe());
@@ -240,9 +247,9 @@ void Array::write(const Selection& selection, const NDView& data) {
   const ChunkPlan plan(m.shape, m.chunk_shape, selection);
   const NDView input = broadcast_to_region(data, plan.selection());
   const std::size_t itemsize = m.dtype.size();
-  const ChunkSpec spec = m.chunk_spec();
-  const auto chunk_c_strides = NDView::c_strides(m.chunk_shape, itemsize);
-  const std::uint64_t chunk_bytes = checked_nbytes(m.chunk_shape, m.dtype);
+  const PreparedChain& chain = m.prepared_chain();
+  const std::span<const std::int64_t> chunk_c_strides = chain.strides();
+  const std::uint64_t chunk_bytes = chain.chunk_bytes();
   if (m.fill_value.bytes().size() != itemsize) {
     fail_invalid("array '{}': the fill value has {} bytes, {} needs {}", display_path(path_),
                  m.fill_value.bytes().size(), m.dtype.name(), itemsize);
@@ -250,7 +257,10 @@ void Array::write(const Selection& selection, const NDView& data) {
   // Settings are per thread (ScopedConfig): read them here, not inside the pool's workers.
   const bool write_empty_chunks = current_config().write_empty_chunks;
   const BufferPrototype host = BufferPrototype::host();
-  const auto sharded = ShardIo::for_array(m);  // null unless sharding_indexed: see shard_io.h
+  // Set for chains written in part (sharding): see core/partial_chunk_codec.h.
+  const PartialChunkCodec* const partial = chain.partial();
+  const PartialIoSettings partial_settings = partial != nullptr ? PartialIoSettings::current() : PartialIoSettings{};
+  const std::string store_name = store_->describe();  // names the write locks (key_locks.h)
 
   auto run = [&](std::size_t index) {
     ChunkTask task;
@@ -258,8 +268,13 @@ void Array::write(const Selection& selection, const NDView& data) {
     const std::string key = m.chunk_key(task.chunk_coords);
     const std::string store_key = join_key(path_, key);
     try {
-      if (sharded) return sharded->write(*store_, store_key, task, input);
+      if (partial != nullptr) {
+        return partial->write(PartialRequest{*store_, m.shape, input, partial_settings}, store_key, task);
+      }
       NDBuffer chunk;
+      // Held from reading the old chunk to storing the new one, so that concurrent writes to
+      // other parts of the chunk lose no update.
+      std::unique_lock<std::mutex> read_modify_write;
       if (task.is_entire_chunk && region_matches_chunk_layout(task, input.byte_strides, chunk_c_strides)) {
         const std::byte* src = input.data + task_region_offset(task, input.byte_strides);
         // The caller's block already is the chunk: encode it in place, without a copy.
@@ -271,15 +286,17 @@ void Array::write(const Selection& selection, const NDView& data) {
         } else if (task.covers_whole_chunk) {
           // A ragged edge chunk: the padding past the array's edge gets the fill value.
           chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
-        } else if (auto existing = store_->get(store_key, host)) {
-          // Read-modify-write. The decoded buffer is ours: codecs return fresh memory.
-          chunk = m.codecs->decode(existing->view(), spec, host);
-          if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
-            fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", chunk.nbytes(),
-                           chunk_bytes);
-          }
         } else {
-          chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
+          read_modify_write = std::unique_lock(key_write_mutex(store_name, store_key));
+          if (auto existing = store_->get(store_key, host)) {
+            // The decoded buffer is ours: codecs return fresh memory.
+            chunk = chain.decode(existing->view(), host);
+            if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
+              fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", chunk.nbytes(), chunk_bytes);
+            }
+          } else {
+            chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
+          }
         }
         copy_region_to_chunk(task, input.data, input.byte_strides, chunk.data(), chunk_c_strides, itemsize);
       }
@@ -289,7 +306,7 @@ void Array::write(const Selection& selection, const NDView& data) {
         store_->erase(store_key);
         return;
       }
-      const Buffer encoded = m.codecs->encode(chunk, spec);
+      const Buffer encoded = chain.encode(chunk);
       store_->set(store_key, encoded.view());
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(path_),

@@ -15,10 +15,10 @@
 
 #include "core/checked_math.h"
 #include "core/metadata_util.h"
+#include "core/strided_copy.h"
 #include "engine/chunk_io.h"
 #include "engine/fetched_reads.h"
 #include "engine/node_io.h"
-#include "engine/strided_copy.h"
 #include "zarrkit/array.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"

@@ -42,8 +42,9 @@ void require_allocatable(const Shape& shape, const DataType& dtype, std::string_
 }
 
 NDBuffer decode_chunk(const ArrayMetadata& m, ByteView encoded) {
-  NDBuffer chunk = m.codecs->decode(encoded, m.chunk_spec(), BufferPrototype::host());
-  const std::uint64_t chunk_bytes = checked_nbytes(m.chunk_shape, m.dtype);
+  const PreparedChain& chain = m.prepared_chain();
+  NDBuffer chunk = chain.decode(encoded, BufferPrototype::host());
+  const std::uint64_t chunk_bytes = chain.chunk_bytes();
   if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
     fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
                    chunk.nbytes(), fmt::join(chunk.shape(), ", "), chunk_bytes, fmt::join(m.chunk_shape, ", "));
@@ -57,7 +58,7 @@ void store_chunk(Store& store, const std::string& key, const ArrayMetadata& m, c
     store.erase(key);
     return;
   }
-  const Buffer encoded = m.codecs->encode(chunk, m.chunk_spec());
+  const Buffer encoded = m.prepared_chain().encode(chunk);
   store.set(key, encoded.view());
 }
 

@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
-#include "engine/strided_copy.h"
+#include "core/strided_copy.h"
 #include "engine/task_copy.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/error.h"
@@ -41,7 +41,7 @@ void fill_task(const ChunkReadRequest& r, const ChunkTask& task) {
 
 // The decoded chunk (any codecs): fetch, decode, copy the selected elements.
 void decode_and_copy(const ChunkReadRequest& r, ByteView encoded, const ChunkTask& task) {
-  const NDBuffer chunk = r.metadata.codecs->decode(encoded, r.spec, BufferPrototype::host());
+  const NDBuffer chunk = r.chain.decode(encoded, BufferPrototype::host());
   if (chunk.nbytes() != r.chunk_bytes || chunk.shape() != r.metadata.chunk_shape) {
     fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
                    chunk.nbytes(), fmt::join(chunk.shape(), ", "), r.chunk_bytes,
@@ -54,8 +54,9 @@ void decode_and_copy(const ChunkReadRequest& r, ByteView encoded, const ChunkTas
 
 // The chunk decoded whole into one (reused) buffer, then what the task selects copied.
 void decode_whole(const ChunkReadRequest& r, ByteView encoded, const ChunkTask& task) {
+  if (!r.chain.decodes_into()) return decode_and_copy(r, encoded, task);
   Buffer chunk = Buffer::allocate(to_size(r.chunk_bytes));
-  if (!r.metadata.codecs->decode_into(encoded, r.spec, chunk.mutable_view())) return decode_and_copy(r, encoded, task);
+  if (!r.chain.decode_into(encoded, chunk.mutable_view())) return decode_and_copy(r, encoded, task);
   fault_task_span(r, task);
   copy_chunk_to_region(task, chunk.data(), r.chunk_strides, r.region.data, r.region.byte_strides,
                        r.metadata.dtype.size());
@@ -188,7 +189,7 @@ bool may_decode_in_pieces(const ChunkReadRequest& r, const ChunkTask& task) {
 // data: the caller then decodes the chunk whole, which overwrites whatever was copied and
 // reports any error in its own words.
 bool decode_in_pieces(const ChunkReadRequest& r, std::shared_ptr<ByteSource> encoded, const ChunkTask& task) {
-  const std::unique_ptr<PieceReader> reader = r.metadata.codecs->decode_pieces(std::move(encoded), r.spec);
+  const std::unique_ptr<PieceReader> reader = r.chain.decode_pieces(std::move(encoded));
   if (!reader) return false;
   const std::uint64_t want = std::max(kPieceBytes, reader->granularity());
   if (2 * want > r.chunk_bytes) return false;
@@ -270,11 +271,12 @@ ChunkReadRequest::ChunkReadRequest(Store& store_in, const ArrayMetadata& m, cons
     : store(store_in),
       metadata(m),
       region(region_in),
-      spec(m.chunk_spec()),
-      chunk_strides(NDView::c_strides(m.chunk_shape, m.dtype.size())),
-      chunk_bytes(checked_nbytes(m.chunk_shape, m.dtype)),
+      chain(m.prepared_chain()),
+      spec(chain.spec()),
+      chunk_strides(chain.strides()),
+      chunk_bytes(chain.chunk_bytes()),
       fill(m.fill_value.bytes()),
-      raw(m.codecs->stores_raw_bytes(spec)) {}
+      raw(chain.stores_raw_bytes()) {}
 
 SlabPlan plan_slabs(const ChunkTask& task, std::span<const std::int64_t> chunk_strides, std::size_t itemsize) {
   const std::size_t ndim = task.axes.size();
@@ -348,7 +350,7 @@ void read_chunk_task(const ChunkReadRequest& r, const std::string& key, const Ch
   }
   const std::optional<Buffer> encoded = r.store.get(key, BufferPrototype::host());
   if (!encoded) return fill_task(r, task);
-  if (direct && r.metadata.codecs->decode_into(encoded->view(), r.spec, block)) return;
+  if (direct && r.chain.decode_into(encoded->view(), block)) return;
   decode_whole(r, encoded->view(), task);
 }
 

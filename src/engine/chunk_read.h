@@ -24,23 +24,26 @@
 #include "engine/indexer.h"
 #include "engine/output_faults.h"
 #include "zarrkit/codec.h"
+#include "zarrkit/codec_chain.h"
 #include "zarrkit/metadata.h"
 #include "zarrkit/store.h"
 
 namespace zarrkit {
 
-// What every task of one read request shares.
+// What every task of one read request shares. The per-chunk facts are the metadata's
+// prepared chain's (ArrayMetadata::prepared_chain), worked out once per array.
 struct ChunkReadRequest {
   ChunkReadRequest(Store& store, const ArrayMetadata& metadata, const NDView& region);
 
   Store& store;
   const ArrayMetadata& metadata;
   const NDView& region;  // the output, one axis per array axis (expand_to_region)
-  ChunkSpec spec;
-  std::vector<std::int64_t> chunk_strides;  // of the decoded chunk, C order, bytes
+  const PreparedChain& chain;
+  const ChunkSpec& spec;                     // chain.spec()
+  std::span<const std::int64_t> chunk_strides;  // of the decoded chunk, C order, bytes
   std::uint64_t chunk_bytes = 0;
   ByteView fill;
-  bool raw = false;  // the chain stores raw bytes (CodecChain::stores_raw_bytes)
+  bool raw = false;  // the chain stores raw bytes (PreparedChain::stores_raw_bytes)
   // Where set, the output's pages are faulted in through it just before they are written.
   OutputFaults* faults = nullptr;
 };

@@ -134,12 +134,6 @@ NormalizedSelection normalize_selection(const Selection& selection, const Shape&
   return out;
 }
 
-std::uint64_t AxisChunkPart::num_selected() const {
-  std::uint64_t n = 0;
-  for (const AxisRun& r : runs()) n += r.count;
-  return n;
-}
-
 AxisSplit::AxisSplit(const AxisSelection& axis, std::uint64_t extent, std::uint64_t chunk_size)
     : extent_(extent), chunk_size_(chunk_size) {
   if (chunk_size == 0) fail_invalid("chunk size must be positive");

@@ -12,10 +12,10 @@
 // planning. A list axis is grouped by chunk once, in O(n log n) time and O(n) memory for a
 // list of n indices: its size is the caller's own list, never a size found in data.
 //
-// Inside one chunk, an axis's selected indices come as runs (AxisRun): arithmetic
-// progressions in the chunk whose output positions are also a progression. A slice gives
-// one run per chunk (its output walks backwards for a negative step); a list gives as few
-// runs as its pattern allows (a sorted range is one run).
+// Inside one chunk, an axis's selected indices come as runs (AxisRun, core/chunk_task.h):
+// arithmetic progressions in the chunk whose output positions are also a progression. A
+// slice gives one run per chunk (its output walks backwards for a negative step); a list
+// gives as few runs as its pattern allows (a sorted range is one run).
 //
 // Coordinates of the output: a read produces `output_shape` (integer axes dropped). Tasks
 // describe their output region in "region" coordinates instead: one entry per array axis,
@@ -27,6 +27,7 @@
 #include <span>
 #include <vector>
 
+#include "core/chunk_task.h"
 #include "zarrkit/ndbuffer.h"
 #include "zarrkit/selection.h"
 
@@ -56,55 +57,6 @@ struct NormalizedSelection {
 // or list entry, a boolean list of the wrong length, too many indices, two ellipses, a
 // zero step.
 NormalizedSelection normalize_selection(const Selection& selection, const Shape& shape);
-
-// In-chunk indices chunk_start + k * chunk_step go to region positions
-// out_start + k * out_step along one axis, for k < count.
-struct AxisRun {
-  std::uint64_t chunk_start = 0;
-  // > 0: runs walk the chunk forwards. A run of one element has steps 1, so that byte strides
-  // derived from them never overflow.
-  std::uint64_t chunk_step = 1;
-  std::uint64_t count = 0;       // > 0
-  std::uint64_t out_start = 0;
-  std::int64_t out_step = 1;  // != 0
-  bool operator==(const AxisRun&) const = default;
-};
-
-// The piece of one axis's selection that falls into one chunk.
-struct AxisChunkPart {
-  std::uint64_t chunk_index = 0;
-  // Every index of the chunk that lies inside the array is selected (at least once).
-  bool covers_chunk = false;
-  // The chunk lies wholly inside the array along this axis (not a ragged edge chunk).
-  bool full_extent = false;
-
-  // The runs, in the order a write must apply them (a repeated index: the one that comes
-  // last in the output is applied last).
-  std::span<const AxisRun> runs() const {
-    return stored_runs_ != nullptr ? std::span<const AxisRun>(stored_runs_, num_stored_runs_)
-                                   : std::span<const AxisRun>(&single_run_, 1);
-  }
-  // Number of selected positions (with repeats) in this chunk.
-  std::uint64_t num_selected() const;
-
- private:
-  friend class AxisSplit;
-  AxisRun single_run_;                     // strided axes: their only run
-  const AxisRun* stored_runs_ = nullptr;   // list axes: runs kept by the AxisSplit
-  std::size_t num_stored_runs_ = 0;
-};
-
-struct ChunkTask {
-  std::vector<std::uint64_t> chunk_coords;
-  std::vector<AxisChunkPart> axes;  // per array axis
-  // Every element of the chunk that lies inside the array is selected: a write need not
-  // read the old chunk.
-  bool covers_whole_chunk = false;
-  // covers_whole_chunk, the chunk is not a ragged edge chunk, and every axis is one run
-  // in order (chunk index i goes to out_start + i): the selected region is the entire
-  // decoded chunk in its own order, so a read can copy it in one piece.
-  bool is_entire_chunk = false;
-};
 
 // The chunks one axis's selection touches, in increasing order.
 class AxisSplit {

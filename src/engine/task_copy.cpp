@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "engine/strided_copy.h"
+#include "core/strided_copy.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {

@@ -8,7 +8,8 @@
 // The engine moves 8-byte ids exactly as it moves numbers, so every selection, broadcast,
 // partial-chunk write, empty-chunk erase and transpose (v2 order "F") works unchanged, and
 // the fixed-size path carries no cost for this. Sharded arrays get the proxy inside their
-// shards, so shards of strings work the same way.
+// shards (the inner chain of a codec with inner chunks), so shards of strings work the
+// same way.
 //
 // Elements equal to the fill value always get id 0, so a chunk of nothing but fill values
 // is all zero ids and is erased like any other (as zarr-python does).
@@ -19,7 +20,6 @@
 
 #include <fmt/ranges.h>
 
-#include "codecs/sharding.h"
 #include "core/checked_math.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_chain.h"
@@ -177,24 +177,24 @@ class VarElementProxy final : public ArrayToBytesCodec {
 };
 
 // `chain` with element ids in place of elements: the proxy replaces the vlen codec and the
-// bytes->bytes codecs after it; a sharding codec gets the same treatment inside its shards.
+// bytes->bytes codecs after it; a codec with inner chunks (sharding) gets the same
+// treatment inside them.
 CodecChain id_chain(const CodecChain& chain, const ArrayMetadata& m, const std::shared_ptr<ElementTables>& tables,
-                    std::uint64_t input_table, int depth) {
+                    std::uint64_t input_table) {
   std::vector<std::shared_ptr<const Codec>> codecs(chain.array_to_array().begin(), chain.array_to_array().end());
   const auto& ab = chain.array_to_bytes();
   if (auto vlen = std::dynamic_pointer_cast<const VarLengthCodec>(ab)) {
     codecs.push_back(std::make_shared<VarElementProxy>(vlen, chain.bytes_to_bytes(), m, tables, input_table));
     return CodecChain::from_codecs(std::move(codecs));
   }
-  auto sharding = std::dynamic_pointer_cast<const ShardingCodec>(ab);
-  if (!sharding || depth >= kMaxShardingDepth) {
+  // Inner chains nest no deeper than the codecs' own nesting, which parsing bounds.
+  const CodecChain* inner = ab->inner_chain();
+  if (inner == nullptr) {
     fail_unsupported("{} arrays whose array->bytes codec is '{}' are not supported (only vlen-utf8 and vlen-bytes, "
                      "possibly inside sharding_indexed)",
                      m.dtype.name(), ab->name());
   }
-  codecs.push_back(std::make_shared<ShardingCodec>(sharding->chunk_shape(),
-                                                   id_chain(sharding->inner_codecs(), m, tables, input_table, depth + 1),
-                                                   sharding->index_codecs(), sharding->index_location()));
+  codecs.push_back(ab->with_inner_chain(id_chain(*inner, m, tables, input_table)));
   codecs.insert(codecs.end(), chain.bytes_to_bytes().begin(), chain.bytes_to_bytes().end());
   return CodecChain::from_codecs(std::move(codecs));
 }
@@ -219,7 +219,7 @@ std::shared_ptr<const ArrayMetadata> id_metadata(const ArrayMetadata& m, std::sh
   auto ids = std::make_shared<ArrayMetadata>(m);
   ids->dtype = DataType::uint_(64);
   ids->fill_value = FillValue::of<std::uint64_t>(0);
-  ids->codecs = std::make_shared<const CodecChain>(id_chain(*m.codecs, m, tables, input_table, 0));
+  ids->codecs = std::make_shared<const CodecChain>(id_chain(*m.codecs, m, tables, input_table));
   return ids;
 }
 

@@ -7,18 +7,11 @@
 #include <numeric>
 
 #include "core/checked_math.h"
+#include "zarrkit/codec_chain.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit::gpu {
 namespace {
-
-// The same ceilings the codec chain hands to bytes->bytes decoders (codec_chain.cpp).
-constexpr std::uint64_t kMaxDecodedBytes = MetadataLimits{}.max_chunk_bytes;
-std::uint64_t compressor_ceiling(std::uint64_t inner) {
-  auto bound = try_add(inner, inner / 8);
-  if (bound) bound = try_add(*bound, 64 << 10);
-  return bound ? std::min(*bound, kMaxDecodedBytes) : kMaxDecodedBytes;
-}
 
 std::uint32_t load_le32(const std::byte* p) {
   return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
@@ -119,17 +112,14 @@ ChainPlan plan_chain(const ArrayMetadata& m) {
   plan.stored_strides.resize(ndim);
   for (std::size_t k = 0; k < ndim; ++k) plan.stored_strides[k] = stored_c[axis_of[k]];
 
-  // Bytes->bytes: the size each codec decodes to, as the chain computes it.
+  // Bytes->bytes: the size each codec decodes to, as the prepared chain has it (known for
+  // every stage after "bytes").
   const auto& bb = chain.bytes_to_bytes();
+  const std::span<const DecodeBound> bounds = m.prepared_chain().bytes_to_bytes_bounds();
   std::vector<SizeBound> outputs(bb.size());
-  SizeBound current{plan.chunk_bytes, true};
   for (std::size_t i = 0; i < bb.size(); ++i) {
-    outputs[i] = current;
-    if (auto next = bb[i]->encoded_size(current.bytes)) {
-      current.bytes = *next;
-    } else {
-      current = SizeBound{compressor_ceiling(current.bytes), false};
-    }
+    if (!bounds[i].bound || bounds[i].estimated) return whole_chain_on_cpu(std::move(plan), m);
+    outputs[i] = *bounds[i].bound;
   }
   // Decode order is bb reversed. The GPU takes the longest tail of the form
   // crc32c* (blosc | lz4)?.

@@ -1,13 +1,13 @@
 #include "zarrkit/convert.h"
 
-#include <algorithm>
 #include <numeric>
 
-#include "codecs/sharding.h"
 #include "zarrkit/app.h"
 #include "zarrkit/codec_options.h"
+#include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/npy_header.h"
+#include "zarrkit/vlen.h"
 
 namespace zarrkit::cli {
 namespace {
@@ -42,28 +42,18 @@ json v2_compressor_option(const WriteOptions& o, const DataType& dtype) {
   return compressor;
 }
 
-// The v3 entry for a bytes->bytes codec. numcodecs.blosc (how v2 blosc reads) becomes the
-// v3 core blosc codec, which every v3 reader knows.
-json v3_entry(const BytesToBytesCodec& codec, const DataType& dtype) {
-  if (codec.name() != "numcodecs.blosc") return codec.to_json();
-  const json v2 = codec.to_v2_json().value_or(json::object());
-  const int shuffle = v2.value("shuffle", 1);
-  const char* names[] = {"noshuffle", "shuffle", "bitshuffle"};
-  const char* shuffle_name = shuffle == -1 ? (dtype.size() == 1 ? "bitshuffle" : "shuffle")  // numcodecs AUTOSHUFFLE
-                             : shuffle >= 0 && shuffle <= 2 ? names[shuffle]
-                                                             : "shuffle";
-  return {{"name", "blosc"},
-          {"configuration",
-           {{"typesize", v2.value("typesize", std::max<std::size_t>(dtype.size(), 1))},
-            {"cname", v2.value("cname", "lz4")},
-            {"clevel", v2.value("clevel", 5)},
-            {"shuffle", shuffle_name},
-            {"blocksize", v2.value("blocksize", 0)}}}};
-}
-
 json concat(json a, const json& b) {
   for (const auto& x : b) a.push_back(x);
   return a;
+}
+
+// Builds the codec chain of a v3 "codecs" list the tool made, for an array of `dtype`.
+CodecChain parse_codecs(const json& codecs, const DataType& dtype) {
+  try {
+    return CodecChain::from_v3_json(codecs, dtype, CodecRegistry::builtin());
+  } catch (const Error& e) {
+    rethrow_with_context(e, "codecs");
+  }
 }
 
 // Common to import and cp: chunks, fill value, separator, dimension names.
@@ -90,24 +80,23 @@ void apply_layout_options(ArraySpec& spec, const WriteOptions& o) {
 }
 
 // v3 copy: the source chain with --order replacing the array->array codecs and --codec the
-// bytes->bytes ones (inside the shards when the source is sharded).
+// bytes->bytes ones (inside the shards when the source is sharded: its array->bytes codec
+// has inner chunks).
 json v3_codecs_for_copy(const ArrayMetadata& source, const WriteOptions& o) {
   const CodecChain& chain = *source.codecs;
+  const ArrayToBytesCodec& source_ab = *chain.array_to_bytes();
   json aa = json::array(), bb = json::array();
   for (const auto& c : chain.array_to_array()) aa.push_back(c->to_json());
-  json ab = chain.array_to_bytes()->to_json();
-  for (const auto& c : chain.bytes_to_bytes()) bb.push_back(v3_entry(*c, source.dtype));
+  json ab = source_ab.to_json();
+  for (const auto& c : chain.bytes_to_bytes()) bb.push_back(c->to_v3_core_json(source.dtype));
   if (!o.order.empty()) aa = order_codecs(o.order, source.ndim());
   if (!o.codecs.empty()) {
     json new_bb = bytes_codecs_option(o, source.dtype);
-    if (ab.value("name", "") == "sharding_indexed") {
-      json inner = json::array();
-      for (const auto& c : ab["configuration"]["codecs"]) {
-        inner.push_back(c);
-        const std::string name = c.is_string() ? c.get<std::string>() : c.value("name", "");
-        if (name == "bytes" || name == "sharding_indexed") break;
-      }
-      ab["configuration"]["codecs"] = concat(inner, new_bb);
+    if (const CodecChain* inner = source_ab.inner_chain()) {
+      json inside = json::array();
+      for (const auto& c : inner->array_to_array()) inside.push_back(c->to_json());
+      inside.push_back(inner->array_to_bytes()->to_json());
+      ab = source_ab.with_inner_chain(parse_codecs(concat(inside, new_bb), source.dtype))->to_json();
     } else {
       bb = new_bb;
     }
@@ -121,19 +110,21 @@ void v2_settings_from_v3(const ArrayMetadata& source, const WriteOptions& o, Arr
   // A sharded source: v2 has no shards, so its inner chunks become the v2 chunks (--chunks
   // still wins) and their codecs the v2 compressor.
   const CodecChain* outer = source.codecs.get();
-  const auto* sharding = dynamic_cast<const ShardingCodec*>(outer->array_to_bytes().get());
-  const bool unshard = sharding != nullptr && outer->array_to_array().empty() && outer->bytes_to_bytes().empty();
-  if (unshard) spec.chunks = sharding->chunk_shape();
-  const CodecChain& chain = unshard ? sharding->inner_codecs() : *outer;
+  const ArrayToBytesCodec& outer_ab = *outer->array_to_bytes();
+  const bool unshard =
+      outer_ab.inner_chain() != nullptr && outer->array_to_array().empty() && outer->bytes_to_bytes().empty();
+  if (unshard) spec.chunks = *outer_ab.inner_chunk_shape();
+  const CodecChain& chain = unshard ? *outer_ab.inner_chain() : *outer;
   const std::size_t ndim = source.ndim();
   char order = 'C';
   if (chain.array_to_array().size() > 1) fail_unsupported("zarr v2 cannot express {} array->array codecs", chain.array_to_array().size());
   for (const auto& c : chain.array_to_array()) {
-    const json j = c->to_json();
-    const json perm = j.contains("configuration") ? j["configuration"].value("order", json()) : json();
-    if (c->name() != "transpose") fail_unsupported("codec '{}' has no zarr v2 equivalent", c->name());
+    // Only a permutation of the axes (transpose) has a v2 form, and only C or F order.
+    const std::optional<std::vector<std::size_t>> axes = c->axis_order(ndim);
+    if (!axes) fail_unsupported("codec '{}' has no zarr v2 equivalent", c->name());
     std::vector<std::uint64_t> identity(ndim);
     std::iota(identity.begin(), identity.end(), 0);
+    const json perm = *axes;
     if (perm == json(reversed_axes(ndim))) {
       order = 'F';
     } else if (perm != json(identity)) {
@@ -142,22 +133,22 @@ void v2_settings_from_v3(const ArrayMetadata& source, const WriteOptions& o, Arr
   }
   const auto& ab = chain.array_to_bytes();
   // Strings and bytes: v2 names their vlen codec as the first filter (make_array_metadata adds it).
-  const bool object_codec = source.dtype.is_variable_length() && (ab->name() == "vlen-utf8" || ab->name() == "vlen-bytes");
-  if (ab->name() != "bytes" && !object_codec) fail_unsupported("codec '{}' has no zarr v2 equivalent", ab->name());
-  const json ab_json = ab->to_json();
-  Endian endian = Endian::kLittle;
-  if (ab_json.contains("configuration") && ab_json["configuration"].value("endian", "little") == "big") {
-    endian = Endian::kBig;
-  }
+  const bool object_codec =
+      source.dtype.is_variable_length() && dynamic_cast<const VarLengthCodec*>(ab.get()) != nullptr;
+  // Otherwise only elements stored as they are (bytes), in either byte order.
+  const std::optional<Endian> byte_order = ab->element_byte_order();
+  if (!byte_order && !object_codec) fail_unsupported("codec '{}' has no zarr v2 equivalent", ab->name());
+  const Endian endian = byte_order.value_or(Endian::kLittle);
   spec.dtype = source.dtype.swap_unit() > 1 ? source.dtype.with_storage_endian(endian) : source.dtype;
   spec.v2_order = order;
   if (!o.codecs.empty()) return;  // the compressor comes from --codec
-  // crc32c guards stored bytes and has no v2 form; the copy is verified as it is read, and
-  // v2 readers would not know the codec. The last remaining codec becomes the compressor and
-  // the ones before it filters, which v2 applies to the bytes in the same order.
+  // A checksum without a v2 form (crc32c) guards stored bytes; the copy is verified as it is
+  // read, and v2 readers would not know the codec: it is left out. The last remaining codec
+  // becomes the compressor and the ones before it filters, which v2 applies to the bytes in
+  // the same order.
   json v2_codecs = json::array();
   for (const auto& codec : chain.bytes_to_bytes()) {
-    if (codec->name() == "crc32c") continue;
+    if (codec->decodes_to_view() && !codec->to_v2_json()) continue;
     auto v2 = codec->to_v2_json();
     if (!v2) fail_unsupported("codec '{}' has no zarr v2 equivalent", codec->name());
     v2_codecs.push_back(*v2);
@@ -177,10 +168,6 @@ json default_codecs(const DataType& dtype) {
   return json::array({bytes, {{"name", "zstd"}, {"configuration", {{"level", 0}, {"checksum", false}}}}});
 }
 
-bool is_sharding(const json& codec) {
-  return codec.is_object() ? codec.value("name", "") == "sharding_indexed" : codec == "sharding_indexed";
-}
-
 // --shards: the array's chunks become shards of the shard shape, each a grid of inner chunks
 // of the chunk shape (--chunks; for cp by default the source's chunks, or inner chunks when
 // the source is sharded). The codecs the array would otherwise have go inside the shards;
@@ -191,14 +178,18 @@ void apply_shards_option(ArraySpec& spec, const WriteOptions& o, const DataType&
   const Shape shards = parse_shards_option(o.shards, spec.shape.size());
   json inner_codecs = spec.codecs ? *spec.codecs : default_codecs(dtype);
   Shape inner_chunks = spec.chunks;
-  // An already sharded chain (cp from a sharded array): its inside becomes the new inside.
-  if (std::any_of(inner_codecs.begin(), inner_codecs.end(), is_sharding)) {
-    if (inner_codecs.size() != 1) {
-      throw UsageError("--shards: the source has codecs around sharding_indexed; re-shard it in two steps");
+  // An already sharded chain (cp from a sharded array: its array->bytes codec has inner
+  // chunks): its inside becomes the new inside.
+  if (spec.codecs) {
+    const CodecChain chain = parse_codecs(inner_codecs, dtype);
+    const ArrayToBytesCodec& ab = *chain.array_to_bytes();
+    if (const CodecChain* inside = ab.inner_chain()) {
+      if (!chain.array_to_array().empty() || !chain.bytes_to_bytes().empty()) {
+        throw UsageError(fmt::format("--shards: the source has codecs around {}; re-shard it in two steps", ab.name()));
+      }
+      if (chunks_defaulted) inner_chunks = *ab.inner_chunk_shape();
+      inner_codecs = inside->to_json();
     }
-    const json& config = inner_codecs[0].at("configuration");
-    if (chunks_defaulted) inner_chunks = config.at("chunk_shape").get<Shape>();
-    inner_codecs = json(config.at("codecs"));
   }
   if (inner_chunks.empty()) throw UsageError("--shards needs --chunks, the shape of the chunks inside each shard");
   for (std::size_t axis = 0; axis < shards.size(); ++axis) {

@@ -56,9 +56,8 @@ void print_array(const OpenedNode& node, const Array& array) {
   row("dtype", v2_dtype.is_string() ? fmt::format("{} ({})", m.dtype.name(), v2_dtype.get<std::string>())
                                     : m.dtype.name());
   row("chunks", format_shape(m.chunk_shape));
-  if (const auto& ab = *m.codecs->array_to_bytes(); ab.name() == "sharding_indexed") {
-    const auto inner = ab.to_json()["configuration"].value("chunk_shape", nlohmann::json::array());
-    row("inner chunks", fmt::format("{} (each chunk above is a shard)", format_shape(inner.get<Shape>())));
+  if (const Shape* inner = m.codecs->array_to_bytes()->inner_chunk_shape()) {
+    row("inner chunks", fmt::format("{} (each chunk above is a shard)", format_shape(*inner)));
   }
   row("grid", fmt::format("{} = {} chunks", format_shape(m.chunk_grid_shape()), m.num_chunks()));
   row("fill value", fill_text(m));

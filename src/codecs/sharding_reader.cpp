@@ -1,15 +1,16 @@
 // Reading a shard: in part, the index first, then only the inner chunks a task needs, as
 // coalesced byte ranges; whole, through one reader of the value, raw inner chunks straight
-// into the output and the others a window at a time (see shard_io.h).
+// into the output and the others a window at a time (see sharding_level.h). locate: the
+// index, and where the inner chunks a task touches are stored, for callers that fetch and
+// decode them themselves.
 #include <algorithm>
 #include <limits>
 
 #include <fmt/ranges.h>
 
+#include "codecs/sharding_level.h"
+#include "core/block_runs.h"
 #include "core/checked_math.h"
-#include "engine/shard_io.h"
-#include "engine/shard_level.h"
-#include "engine/shard_runs.h"
 #include "stores/byte_range_coalescer.h"
 #include "zarrkit/config.h"
 #include "zarrkit/error.h"
@@ -60,10 +61,10 @@ void read_exactly(const ShardSource& source, std::uint64_t offset, MutableByteVi
   }
 }
 
-// The index bytes of the shard (held by `storage` where they had to be fetched), or nullopt
-// when the shard is absent.
-std::optional<ByteView> fetch_index(const ShardLevel& level, const ShardSource& source, const ReadContext& ctx,
-                                    std::optional<Buffer>& storage) {
+// The index bytes of the shard (held by `storage` where they had to be fetched from `key`
+// of `store`, which is needed only then), or nullopt when the shard is absent.
+std::optional<ByteView> fetch_index(const ShardLevel& level, const ShardSource& source, Store* store,
+                                    std::string_view key, std::optional<Buffer>& storage) {
   const std::uint64_t index_size = level.layout.index_size;
   const bool at_start = level.codec->index_location() == ShardIndexLocation::kStart;
   if (source.size && *source.size < index_size) {
@@ -84,7 +85,8 @@ std::optional<ByteView> fetch_index(const ShardLevel& level, const ShardSource& 
     const std::uint64_t end = source.base + *source.size;
     range = ByteRange::range(end - index_size, end);
   }
-  storage = ctx.store.get(ctx.key, BufferPrototype::host(), range);
+  if (store == nullptr) throw InternalError("shard index: neither the shard's bytes nor a store to read them from");
+  storage = store->get(key, BufferPrototype::host(), range);
   if (!storage) return std::nullopt;
   if (storage->size() != index_size) {
     fail_data_loss("shard of {} bytes is shorter than its {}-byte index", storage->size(), index_size);
@@ -110,12 +112,13 @@ void read_level(const ShardLevel& level, const ShardSource& source, const BlockR
 // it in the inner chunk's own C layout (one run per axis, in order); null otherwise.
 std::byte* block_in_region(const BlockRuns& runs, const ShardLevel& level, const NDView& region) {
   const Shape& inner = level.layout.inner_spec.shape;
+  const std::span<const std::int64_t> inner_strides = level.inner->strides();
   std::int64_t offset = 0;
   for (std::size_t a = 0; a < runs.size(); ++a) {
     if (runs[a].size() != 1) return nullptr;
     const AxisRun& run = runs[a][0];
     if (run.chunk_start != 0 || run.count != inner[a]) return nullptr;
-    if (run.count != 1 && (run.chunk_step != 1 || region.byte_strides[a] * run.out_step != level.inner_strides[a])) {
+    if (run.count != 1 && (run.chunk_step != 1 || region.byte_strides[a] * run.out_step != inner_strides[a])) {
       return nullptr;
     }
     offset += region.byte_strides[a] * static_cast<std::int64_t>(run.out_start);
@@ -141,19 +144,19 @@ void finish_inner_read(const ShardLevel& level, const InnerRead& read, const Sha
       // The inner chunk fills a block of the output laid out like itself: decode straight
       // into it.
       if (std::byte* block = block_in_region(runs, level, ctx.region)) {
-        const MutableByteView out(block, to_size(level.inner_bytes));
-        if (level.codec->decode_inner_chunk_into(read.bytes, level.layout, out)) return;
+        const MutableByteView out(block, to_size(level.inner->chunk_bytes()));
+        if (level.inner->decode_into(read.bytes, out)) return;
       }
     }
     // Otherwise decode into one buffer (no intermediate ones) and copy what is selected.
-    Buffer decoded = Buffer::allocate(to_size(level.inner_bytes));
-    if (level.codec->decode_inner_chunk_into(read.bytes, level.layout, decoded.mutable_view())) {
-      copy_block_to_region(runs, decoded.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,
+    Buffer decoded = Buffer::allocate(to_size(level.inner->chunk_bytes()));
+    if (level.inner->decode_into(read.bytes, decoded.mutable_view())) {
+      copy_block_to_region(runs, decoded.data(), level.inner->strides(), ctx.region.data, ctx.region.byte_strides,
                            level.layout.inner_spec.dtype.size());
       return;
     }
-    const NDBuffer chunk = level.codec->decode_inner_chunk(read.bytes, level.layout);
-    copy_block_to_region(runs, chunk.data(), level.inner_strides, ctx.region.data, ctx.region.byte_strides,
+    const NDBuffer chunk = level.decode_inner(read.bytes);
+    copy_block_to_region(runs, chunk.data(), level.inner->strides(), ctx.region.data, ctx.region.byte_strides,
                          level.layout.inner_spec.dtype.size());
   } catch (const Error& e) {
     rethrow_with_context(e, read.chunk->describe());
@@ -168,7 +171,7 @@ constexpr std::uint64_t kMinDirectInnerBytes = 16 << 10;
 [[noreturn]] void fail_raw_inner_size(const ShardLevel& level, std::uint64_t stored) {
   const ChunkSpec& inner = level.layout.inner_spec;
   fail_data_loss("bytes codec: chunk of {} elements of {} must be {} bytes, got {}", checked_num_elements(inner.shape),
-                 inner.dtype.name(), level.inner_bytes, stored);
+                 inner.dtype.name(), level.inner->chunk_bytes(), stored);
 }
 
 // The inner chunks of `reads` (all of them stored) through the shard's reader: those stored
@@ -184,7 +187,8 @@ void read_through_reader(const ShardLevel& level, const ShardSource& source, std
   std::vector<InnerRead*> windowed;
   for (InnerRead& read : reads) {
     std::byte* block = nullptr;
-    if (!read.nested && level.inner_raw && level.inner_bytes >= kMinDirectInnerBytes && read.chunk->covered &&
+    if (!read.nested && level.inner->stores_raw_bytes() && level.inner->chunk_bytes() >= kMinDirectInnerBytes &&
+        read.chunk->covered &&
         read.chunk->inside) {
       block = block_in_region(read.chunk->runs(), level, ctx.region);
     }
@@ -199,8 +203,8 @@ void read_through_reader(const ShardLevel& level, const ShardSource& source, std
     const InnerRead& read = *own[i];
     if (blocks[i] == nullptr) return finish_inner_read(level, read, source, ctx);
     try {
-      if (read.entry.nbytes != level.inner_bytes) fail_raw_inner_size(level, read.entry.nbytes);
-      read_exactly(source, read.entry.offset, MutableByteView(blocks[i], to_size(level.inner_bytes)));
+      if (read.entry.nbytes != level.inner->chunk_bytes()) fail_raw_inner_size(level, read.entry.nbytes);
+      read_exactly(source, read.entry.offset, MutableByteView(blocks[i], to_size(level.inner->chunk_bytes())));
     } catch (const Error& e) {
       rethrow_with_context(e, read.chunk->describe());
     }
@@ -230,9 +234,9 @@ void read_through_reader(const ShardLevel& level, const ShardSource& source, std
 
 void read_level(const ShardLevel& level, const ShardSource& source, const BlockRuns& runs, const Shape& valid,
                 const ReadContext& ctx) {
-  const LevelSelection sel = select_inner_chunks(level, runs, valid);
+  const InnerChunkSelection sel = level.select(runs, valid);
   std::optional<Buffer> index_storage;
-  const std::optional<ByteView> index = fetch_index(level, source, ctx, index_storage);
+  const std::optional<ByteView> index = fetch_index(level, source, &ctx.store, ctx.key, index_storage);
   if (!index) return fill_all(runs, ctx);  // no shard: all fill value
   const std::vector<ShardIndexEntry> entries = level.codec->decode_index(*index, level.layout, source.size);
 
@@ -289,28 +293,12 @@ void read_level(const ShardLevel& level, const ShardSource& source, const BlockR
   shared_thread_pool().parallel_for(reads.size(), [&](std::size_t i) { finish_inner_read(level, reads[i], source, ctx); });
 }
 
-Shape shard_valid_extent(const ArrayMetadata& m, const ChunkTask& task) {
-  Shape valid(m.ndim());
-  for (std::size_t a = 0; a < m.ndim(); ++a) {
-    const std::uint64_t begin = task.chunk_coords[a] * m.chunk_shape[a];
-    valid[a] = std::min(m.chunk_shape[a], m.shape[a] - begin);
-  }
-  return valid;
-}
-
-BlockRuns task_runs(const ChunkTask& task) {
-  BlockRuns runs;
-  runs.reserve(task.axes.size());
-  for (const AxisChunkPart& part : task.axes) runs.push_back(part.runs());
-  return runs;
-}
-
 }  // namespace
 
-void ShardIo::read(Store& store, const std::string& key, const ChunkTask& task, const NDView& region) const {
-  if (!top_) return read_whole(store, key, task, region);
-  const ReadContext ctx{store, key, region, metadata_.fill_value.bytes(), settings_.coalesce_gap,
-                        std::max<std::uint64_t>(settings_.read_window, 1)};
+void ShardLevel::read(const PartialRequest& request, const std::string& key, const ChunkTask& task) const {
+  Store& store = request.store;
+  const ReadContext ctx{store, key, request.region, layout.shard_spec.fill_value.bytes(), request.settings.coalesce_gap,
+                        std::max<std::uint64_t>(request.settings.read_window, 1)};
   const BlockRuns runs = task_runs(task);
   const StoreCapabilities capabilities = store.capabilities();
   ShardSource source;
@@ -335,20 +323,33 @@ void ShardIo::read(Store& store, const std::string& key, const ChunkTask& task, 
       source.reader = reader.get();
     }
   }
-  read_level(*top_, source, runs, shard_valid_extent(metadata_, task), ctx);
+  read_level(*this, source, runs, chunk_valid_extent(task, layout.shard_spec.shape, request.array_shape), ctx);
 }
 
-void ShardIo::read_whole(Store& store, const std::string& key, const ChunkTask& task, const NDView& region) const {
-  const BlockRuns runs = task_runs(task);
-  const auto encoded = store.get(key, BufferPrototype::host());
-  if (!encoded) return fill_region(runs, region.data, region.byte_strides, metadata_.fill_value.bytes());
-  const NDBuffer chunk = metadata_.codecs->decode(encoded->view(), metadata_.chunk_spec(), BufferPrototype::host());
-  if (chunk.shape() != metadata_.chunk_shape || chunk.nbytes() != checked_nbytes(metadata_.chunk_shape, metadata_.dtype)) {
-    fail_data_loss("the codec chain decoded an array of shape [{}], the chunk is [{}]", fmt::join(chunk.shape(), ","),
-                   fmt::join(metadata_.chunk_shape, ","));
+LocatedChunks ShardLevel::locate(const ChunkSource& where, const BlockRuns& runs,
+                                 std::span<const std::uint64_t> valid) const {
+  LocatedChunks located;
+  located.inner = inner;
+  located.selection = select(runs, valid);
+  located.bytes.resize(located.selection.chunks.size());
+  ShardSource source;
+  source.base = where.base;
+  source.bytes = where.bytes;
+  source.size = where.bytes ? std::optional<std::uint64_t>(where.bytes->size()) : where.size;
+  if (source.base != 0 && !source.size) throw InternalError("locate: a shard inside a value needs its size");
+  std::optional<Buffer> index_storage;
+  const std::optional<ByteView> index = fetch_index(*this, source, where.store, where.key, index_storage);
+  if (!index) return located;  // no shard: every inner chunk reads as the fill value
+  located.stored = true;
+  const std::vector<ShardIndexEntry> entries = codec->decode_index(*index, layout, source.size);
+  for (std::size_t i = 0; i < located.selection.chunks.size(); ++i) {
+    const ShardIndexEntry& entry = entries[to_size(located.selection.chunks[i].ordinal)];
+    if (entry.is_empty()) continue;
+    // Checked against the shard's size where it is known; otherwise the caller's fetch of
+    // the range checks that it holds nbytes.
+    located.bytes[i] = InnerChunkBytes{true, source.base + entry.offset, entry.nbytes};
   }
-  copy_block_to_region(runs, chunk.data(), NDView::c_strides(metadata_.chunk_shape, metadata_.dtype.size()),
-                       region.data, region.byte_strides, metadata_.dtype.size());
+  return located;
 }
 
 }  // namespace zarrkit

@@ -1,4 +1,4 @@
-#include "engine/strided_copy.h"
+#include "core/strided_copy.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,6 @@
-// Sharded arrays through the engine: partial reads (what is fetched), writes (what is
-// stored, byte for byte), concurrency, and corrupt shards.
+// Sharded arrays through the engine, which reads and writes them through the sharding
+// codec's partial codec (sharding_level.h): partial reads (what is fetched), writes (what
+// is stored, byte for byte), concurrency, and corrupt shards.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,8 +12,8 @@
 #include <thread>
 
 #include "codecs/sharding.h"
+#include "core/block_runs.h"
 #include "engine/selection_testing.h"
-#include "engine/shard_runs.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/config.h"

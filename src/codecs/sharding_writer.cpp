@@ -1,15 +1,13 @@
 // Writing a shard: encode what the task covers, merge the rest, keep untouched inner chunks'
-// bytes as they are (see shard_io.h).
+// bytes as they are (see sharding_level.h).
 #include <cstring>
 
 #include <fmt/ranges.h>
 
+#include "codecs/sharding_level.h"
+#include "core/block_runs.h"
 #include "core/checked_math.h"
-#include "engine/shard_io.h"
-#include "engine/shard_level.h"
-#include "engine/shard_locks.h"
-#include "engine/shard_runs.h"
-#include "zarrkit/codec_registry.h"
+#include "core/key_locks.h"
 #include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"
@@ -31,12 +29,12 @@ using InnerBytes = std::optional<Buffer>;
 // value (and empty chunks are not kept).
 InnerBytes encode_inner(const ShardLevel& level, const InnerChunkRef& chunk, NDBuffer values, const WriteContext& ctx) {
   const ChunkSpec& spec = level.layout.inner_spec;
-  copy_region_to_block(chunk.runs(), ctx.input.data, ctx.input.byte_strides, values.data(), level.inner_strides,
+  copy_region_to_block(chunk.runs(), ctx.input.data, ctx.input.byte_strides, values.data(), level.inner->strides(),
                        spec.dtype.size());
   if (!ctx.write_empty_chunks && all_equal_fill(values.buffer().view(), spec.dtype, spec.fill_value)) {
     return std::nullopt;
   }
-  return level.codec->inner_codecs().encode(values, spec);
+  return level.inner->encode(values);
 }
 
 // An inner chunk the task covers completely: its old values do not matter.
@@ -125,8 +123,9 @@ std::optional<Buffer> assemble(const ShardLevel& level, const std::vector<std::o
   return out;
 }
 
-std::optional<Buffer> update_level(const ShardLevel& level, std::optional<ByteView> old_bytes, const LevelSelection& sel,
-                                   std::vector<InnerBytes>& encoded, std::vector<bool>& done, const WriteContext& ctx);
+std::optional<Buffer> update_level(const ShardLevel& level, std::optional<ByteView> old_bytes,
+                                   const InnerChunkSelection& sel, std::vector<InnerBytes>& encoded,
+                                   std::vector<bool>& done, const WriteContext& ctx);
 
 // The new bytes of an inner chunk the task covers only in part: merged with its old value.
 InnerBytes merge_inner(const ShardLevel& level, const InnerChunkRef& chunk, const OldShard& old,
@@ -135,22 +134,23 @@ InnerBytes merge_inner(const ShardLevel& level, const InnerChunkRef& chunk, cons
   const bool stored = old.has(chunk.ordinal);
   if (level.nested) {
     // A nested shard: update it the same way, one level down, keeping its untouched chunks.
-    const LevelSelection inner = select_inner_chunks(*level.nested, chunk.runs(), chunk.valid());
+    const InnerChunkSelection inner = level.nested->select(chunk.runs(), chunk.valid());
     std::vector<InnerBytes> encoded(to_size(level.nested->layout.num_inner_chunks));
     std::vector<bool> done(encoded.size(), false);
     auto bytes = update_level(*level.nested, stored ? std::optional(old.entry_bytes(chunk.ordinal)) : std::nullopt,
                               inner, encoded, done, ctx);
     return bytes;
   }
-  NDBuffer values = stored ? level.codec->decode_inner_chunk(old.entry_bytes(chunk.ordinal), level.layout)
+  NDBuffer values = stored ? level.decode_inner(old.entry_bytes(chunk.ordinal))
                            : NDBuffer::filled(spec.shape, spec.dtype, spec.fill_value);
   return encode_inner(level, chunk, std::move(values), ctx);
 }
 
 // The level's new shard. `encoded[ordinal]` holds inner chunks already encoded (where
 // `done[ordinal]`); the rest of the touched ones are encoded or merged here.
-std::optional<Buffer> update_level(const ShardLevel& level, std::optional<ByteView> old_bytes, const LevelSelection& sel,
-                                   std::vector<InnerBytes>& encoded, std::vector<bool>& done, const WriteContext& ctx) {
+std::optional<Buffer> update_level(const ShardLevel& level, std::optional<ByteView> old_bytes,
+                                   const InnerChunkSelection& sel, std::vector<InnerBytes>& encoded,
+                                   std::vector<bool>& done, const WriteContext& ctx) {
   const OldShard old = parse_old(level, old_bytes);
   std::vector<std::optional<ByteView>> pieces(to_size(level.layout.num_inner_chunks));
   // Untouched inner chunks keep their bytes (touched ones are replaced below).
@@ -174,44 +174,14 @@ std::optional<Buffer> update_level(const ShardLevel& level, std::optional<ByteVi
   return assemble(level, pieces);
 }
 
-BlockRuns task_runs(const ChunkTask& task) {
-  BlockRuns runs;
-  runs.reserve(task.axes.size());
-  for (const AxisChunkPart& part : task.axes) runs.push_back(part.runs());
-  return runs;
-}
-
-Shape shard_valid_extent(const ArrayMetadata& m, const ChunkTask& task) {
-  Shape valid(m.ndim());
-  for (std::size_t a = 0; a < m.ndim(); ++a) {
-    valid[a] = std::min(m.chunk_shape[a], m.shape[a] - task.chunk_coords[a] * m.chunk_shape[a]);
-  }
-  return valid;
-}
-
 }  // namespace
 
-ShardIo::ShardIo(const ArrayMetadata& metadata, std::unique_ptr<ShardLevel> top, Settings settings)
-    : metadata_(metadata), top_(std::move(top)), settings_(settings) {}
-
-ShardIo::~ShardIo() = default;
-
-std::unique_ptr<ShardIo> ShardIo::for_array(const ArrayMetadata& metadata) {
-  if (!metadata.codecs) return nullptr;
-  const auto* codec = dynamic_cast<const ShardingCodec*>(metadata.codecs->array_to_bytes().get());
-  if (codec == nullptr) return nullptr;
-  const Config& config = current_config();
-  Settings settings{config.shard_coalesce_gap_bytes, config.write_empty_chunks, config.shard_read_window_bytes};
-  std::unique_ptr<ShardLevel> top;
-  if (sole_sharding_codec(*metadata.codecs) != nullptr) top = make_shard_level(*codec, metadata.chunk_spec());
-  return std::make_unique<ShardIo>(metadata, std::move(top), settings);
-}
-
-void ShardIo::write(Store& store, const std::string& key, const ChunkTask& task, const NDView& input) const {
-  if (!top_) return write_whole(store, key, task, input);
-  const ShardLevel& level = *top_;
-  const WriteContext ctx{input, metadata_.fill_value, settings_.write_empty_chunks};
-  const LevelSelection sel = select_inner_chunks(level, task_runs(task), shard_valid_extent(metadata_, task));
+void ShardLevel::write(const PartialRequest& request, const std::string& key, const ChunkTask& task) const {
+  const ShardLevel& level = *this;
+  Store& store = request.store;
+  const WriteContext ctx{request.region, layout.shard_spec.fill_value, request.settings.write_empty_chunks};
+  const InnerChunkSelection sel =
+      select(task_runs(task), chunk_valid_extent(task, layout.shard_spec.shape, request.array_shape));
 
   // Before the lock: encode the inner chunks the task covers completely; they do not depend
   // on what is stored. In parallel when this task runs alone (inline inside a pool task).
@@ -232,7 +202,7 @@ void ShardIo::write(Store& store, const std::string& key, const ChunkTask& task,
   // Nothing of the old shard survives when the task covers every inner chunk inside the array.
   const bool keeps_old = covered.size() != sel.chunks_inside_array;
 
-  const std::lock_guard lock(shard_write_mutex(store.describe(), key));
+  const std::lock_guard lock(key_write_mutex(store.describe(), key));
   std::optional<Buffer> old;
   if (keeps_old) old = store.get(key, BufferPrototype::host());
   const std::optional<Buffer> shard =
@@ -242,32 +212,6 @@ void ShardIo::write(Store& store, const std::string& key, const ChunkTask& task,
   } else {
     store.erase(key);  // no inner chunk left: zarr-python deletes such a shard too
   }
-}
-
-void ShardIo::write_whole(Store& store, const std::string& key, const ChunkTask& task, const NDView& input) const {
-  const ArrayMetadata& m = metadata_;
-  const ChunkSpec spec = m.chunk_spec();
-  const auto strides = NDView::c_strides(m.chunk_shape, m.dtype.size());
-  const std::lock_guard lock(shard_write_mutex(store.describe(), key));
-  NDBuffer chunk;
-  if (task.covers_whole_chunk) {
-    chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value);
-  } else if (auto existing = store.get(key, BufferPrototype::host())) {
-    chunk = m.codecs->decode(existing->view(), spec, BufferPrototype::host());  // fresh memory, ours to change
-    if (chunk.shape() != m.chunk_shape || chunk.nbytes() != checked_nbytes(m.chunk_shape, m.dtype)) {
-      fail_data_loss("the codec chain decoded an array of shape [{}], the chunk is [{}]", fmt::join(chunk.shape(), ","),
-                     fmt::join(m.chunk_shape, ","));
-    }
-  } else {
-    chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value);
-  }
-  copy_region_to_block(task_runs(task), input.data, input.byte_strides, chunk.data(), strides, m.dtype.size());
-  if (!settings_.write_empty_chunks && all_equal_fill(chunk.buffer().view(), m.dtype, m.fill_value)) {
-    store.erase(key);
-    return;
-  }
-  const Buffer encoded = m.codecs->encode(chunk, spec);
-  store.set(key, encoded.view());
 }
 
 }  // namespace zarrkit

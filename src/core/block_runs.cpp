@@ -1,9 +1,12 @@
-#include "engine/shard_runs.h"
+#include "core/block_runs.h"
 
 #include <algorithm>
 #include <map>
 
-#include "engine/strided_copy.h"
+#include <fmt/ranges.h>
+
+#include "core/checked_math.h"
+#include "core/strided_copy.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -41,7 +44,7 @@ void for_each_box(const BlockRuns& runs, std::span<const std::int64_t> block_str
                   std::span<const std::int64_t> region_strides, Fn&& fn) {
   const std::size_t ndim = runs.size();
   if (block_strides.size() != ndim || region_strides.size() != ndim) {
-    throw InternalError("shard copy: the runs, block and region have different numbers of axes");
+    throw InternalError("block copy: the runs, block and region have different numbers of axes");
   }
   for (const auto& axis : runs) {
     if (axis.empty()) return;
@@ -99,6 +102,58 @@ std::vector<InnerAxisPart> split_runs(std::span<const AxisRun> runs, std::uint64
     out.push_back(std::move(part));
   }
   return out;
+}
+
+BlockRuns InnerChunkRef::runs() const {
+  BlockRuns out;
+  out.reserve(parts.size());
+  for (const InnerAxisPart* p : parts) out.emplace_back(p->runs);
+  return out;
+}
+
+Shape InnerChunkRef::valid() const {
+  Shape out;
+  out.reserve(parts.size());
+  for (const InnerAxisPart* p : parts) out.push_back(p->valid);
+  return out;
+}
+
+std::string InnerChunkRef::describe() const {
+  std::vector<std::uint64_t> coords;
+  for (const InnerAxisPart* p : parts) coords.push_back(p->index);
+  return fmt::format("inner chunk ({})", fmt::join(coords, ","));
+}
+
+InnerChunkSelection select_inner_chunks(const Shape& inner_shape, const Shape& grid, const BlockRuns& runs,
+                                        const Shape& valid) {
+  const std::size_t ndim = inner_shape.size();
+  if (runs.size() != ndim || valid.size() != ndim || grid.size() != ndim) {
+    throw InternalError("inner chunk selection: the runs do not match the chunk's number of axes");
+  }
+  InnerChunkSelection sel;
+  sel.axis_parts.resize(ndim);
+  sel.chunks_inside_array = 1;
+  for (std::size_t a = 0; a < ndim; ++a) {
+    sel.axis_parts[a] = split_runs(runs[a], inner_shape[a], valid[a]);
+    sel.chunks_inside_array *= ceil_div(valid[a], inner_shape[a]);  // <= the number of inner chunks
+    for (const InnerAxisPart& part : sel.axis_parts[a]) {
+      if (part.index >= grid[a]) throw InternalError("inner chunk selection: a run reaches past the chunk");
+    }
+  }
+  for_each_inner_chunk(sel.axis_parts, [&](const std::vector<std::size_t>& pick) {
+    InnerChunkRef ref;
+    ref.parts.reserve(ndim);
+    ref.covered = true;
+    for (std::size_t a = 0; a < ndim; ++a) {
+      const InnerAxisPart& part = sel.axis_parts[a][pick[a]];
+      ref.parts.push_back(&part);
+      ref.ordinal = ref.ordinal * grid[a] + part.index;
+      ref.covered = ref.covered && part.covers;
+      ref.inside = ref.inside && part.valid == inner_shape[a];
+    }
+    sel.chunks.push_back(std::move(ref));
+  });
+  return sel;
 }
 
 void copy_block_to_region(const BlockRuns& runs, const std::byte* block, std::span<const std::int64_t> block_strides,
