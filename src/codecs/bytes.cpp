@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "codecs/bytes.h"
 #include "codecs/register.h"
 #include "core/checked_math.h"
 #include "zarrkit/codec_registry.h"
@@ -29,6 +30,7 @@ class BytesCodec final : public ArrayToBytesCodec {
   explicit BytesCodec(std::optional<Endian> endian) : endian_(endian) {}
 
   std::string_view name() const override { return "bytes"; }
+  std::optional<Endian> endian() const { return endian_; }
 
   nlohmann::json to_json() const override {
     nlohmann::json config = nlohmann::json::object();
@@ -131,6 +133,12 @@ std::shared_ptr<const Codec> make_bytes(const nlohmann::json& configuration, con
 }
 
 }  // namespace
+
+std::optional<Endian> bytes_codec_endian(const Codec& codec) {
+  const auto* bytes = dynamic_cast<const BytesCodec*>(&codec);
+  if (bytes == nullptr) throw InternalError(fmt::format("'{}' is not the bytes codec", codec.name()));
+  return bytes->endian();
+}
 
 void register_bytes_codec(CodecRegistry& registry) { registry.add_v3("bytes", make_bytes); }
 

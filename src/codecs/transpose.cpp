@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "codecs/register.h"
+#include "codecs/transpose.h"
 #include "core/checked_math.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
@@ -150,6 +151,7 @@ class TransposeCodec final : public ArrayToArrayCodec {
       : order_(std::move(order)), layout_(layout) {}
 
   std::string_view name() const override { return "transpose"; }
+  std::vector<std::size_t> order(std::size_t ndim) const { return order_for(ndim); }
 
   nlohmann::json to_json() const override {
     nlohmann::json config;
@@ -249,6 +251,12 @@ std::shared_ptr<const Codec> make_transpose(const nlohmann::json& configuration,
 }
 
 }  // namespace
+
+std::vector<std::size_t> transpose_codec_order(const Codec& codec, std::size_t ndim) {
+  const auto* transpose = dynamic_cast<const TransposeCodec*>(&codec);
+  if (transpose == nullptr) throw InternalError(fmt::format("'{}' is not the transpose codec", codec.name()));
+  return transpose->order(ndim);
+}
 
 void register_transpose_codec(CodecRegistry& registry) { registry.add_v3("transpose", make_transpose); }
 

@@ -13,10 +13,16 @@
 
 #include "zarrkit/array.h"
 
+namespace zarrkit {
+struct DeviceDecodeBatch;
+}
+
 namespace zarrkit::gpu {
 
 // Reads `selection` of `array` into `out` (device memory, any strides, the array's dtype).
 void read_into_device(const Array& array, const Selection& selection, const NDView& out);
+// The device part of zarrkit::decode_chunks (batch_decode.h): requests into device memory.
+void decode_batch_on_device(const DeviceDecodeBatch& batch);
 
 // Counters over the life of the process (for tests and benchmarks).
 struct ReadStats {
@@ -50,6 +56,7 @@ ReadStats& read_stats();
 void set_batch_budget(std::uint64_t bytes);
 std::uint64_t batch_budget();
 void set_pipeline_depth(std::size_t batches);
+std::size_t pipeline_depth();
 
 // Chunks that are one LZ4 block (numcodecs.lz4, raw LZ4) of more than kLongLz4BlockBytes
 // decode on the host's threads, in the host phase, not on the GPU, where one warp decodes

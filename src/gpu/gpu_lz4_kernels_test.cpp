@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "gpu/chunk_plan.h"
+#include "gpu/codecs/blosc_device.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/device_read.h"
 #include "gpu/gpu_testing.h"
