@@ -158,6 +158,7 @@ void DeviceBatches::process(DeviceChunk& c, std::uint32_t index, PinnedArena& ar
     Buffer decoded = chain_.decode_device_stages_on_host(view);
     stage(c, arena, decoded, decoded.view());
     c.decoded = ChunkBytes{ChunkBytes::Area::kInput, 0, chunk_bytes_};
+    chain_.plan_passes(index, c.works);
     read_stats().chunks_decoded_on_cpu.fetch_add(1);
   }
 }

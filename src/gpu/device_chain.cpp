@@ -37,6 +37,7 @@ DeviceChain::DeviceChain(const CodecChain& chain, const ChunkSpec& spec, std::ui
     host_whole_chain_ = true;
     host_stages_.clear();
     device_stages_.clear();
+    passes_.clear();
     swap_unit_ = 1;
     stored_strides_ = NDView::c_strides(spec.shape, spec.dtype.size());
   };
@@ -51,15 +52,28 @@ DeviceChain::DeviceChain(const CodecChain& chain, const ChunkSpec& spec, std::ui
   layout.axis_of.resize(ndim);
   std::iota(layout.axis_of.begin(), layout.axis_of.end(), std::size_t{0});
   layout.stored = ab_spec_;
-  auto fold = [&](const std::shared_ptr<const Codec>& codec, const ChunkSpec& decoded) {
+  auto untouched = [&] {
+    if (layout.swap_unit != 1) return false;
+    for (std::size_t k = 0; k < ndim; ++k) {
+      if (layout.axis_of[k] != k) return false;
+    }
+    return true;
+  };
+  // Passes run over the stored elements, so only while the layout is still untouched.
+  auto fold = [&](const std::shared_ptr<const Codec>& codec, const ChunkSpec& decoded, bool may_pass) {
     auto half = std::dynamic_pointer_cast<const DeviceArrayCodec>(registry.make_device(codec));
-    if (!half || !half->fold(decoded, layout)) return false;
+    if (!half) return false;
+    if (may_pass && untouched() && half->passes_over(decoded)) {
+      passes_.push_back({half.get(), decoded});
+    } else if (!half->fold(decoded, layout)) {
+      return false;
+    }
     halves_.push_back(std::move(half));
     return true;
   };
-  bool folded = chain.array_to_bytes() && fold(chain.array_to_bytes(), ab_spec_);
+  bool folded = chain.array_to_bytes() && fold(chain.array_to_bytes(), ab_spec_, false);
   for (std::size_t i = chain.array_to_array().size(); folded && i-- > 0;) {
-    folded = fold(chain.array_to_array()[i], aa_specs[i]);
+    folded = fold(chain.array_to_array()[i], aa_specs[i], true);
   }
   if (!folded) {
     whole_chain_on_host();
@@ -134,7 +148,19 @@ std::optional<ChunkBytes> DeviceChain::plan_chunk(std::uint32_t chunk, ByteView 
   }
   // What reaches the scatter is the stored chunk: exactly its size.
   if (where.size != chunk_bytes_) return std::nullopt;
+  for (const Pass& pass : passes_) {
+    if (!pass.half->plan_pass(chunk, where, pass.decoded, works)) return std::nullopt;
+  }
   return where;
+}
+
+void DeviceChain::plan_passes(std::uint32_t chunk, BatchWorks& works) const {
+  const ChunkBytes where{ChunkBytes::Area::kInput, 0, chunk_bytes_};
+  for (const Pass& pass : passes_) {
+    if (!pass.half->plan_pass(chunk, where, pass.decoded, works)) {
+      throw InternalError("a device pass refused a chunk at the start of its bytes");
+    }
+  }
 }
 
 Buffer DeviceChain::decode_device_stages_on_host(ByteView bytes) const {

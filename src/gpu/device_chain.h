@@ -59,16 +59,27 @@ class DeviceChain {
   const std::vector<std::int64_t>& stored_strides() const { return stored_strides_; }
   const ChunkSpec& ab_spec() const { return ab_spec_; }  // the spec the bytes->bytes codecs see
   std::uint64_t chunk_bytes() const { return chunk_bytes_; }
+  // Array->array codecs the device decodes by a pass over each decoded chunk, in decode order.
+  struct Pass {
+    const DeviceArrayCodec* half;
+    ChunkSpec decoded;
+  };
+  const std::vector<Pass>& passes() const { return passes_; }
   // True when the device has nothing to decode or check (chunks are placed as stored).
-  bool stored_as_laid_out() const { return !host_whole_chain_ && host_stages_.empty() && device_stages_.empty(); }
+  bool stored_as_laid_out() const {
+    return !host_whole_chain_ && host_stages_.empty() && device_stages_.empty() && passes_.empty();
+  }
 
   // The host stages of one chunk: its bytes as the device stages take them.
   Buffer decode_host_stages(Buffer encoded) const;
-  // Plans the device stages of chunk `chunk` of a batch from its bytes after the host stages
-  // (`bytes`, as uploaded): adds its jobs to `works` and returns where its stored-layout
-  // bytes will be, or nullopt when a header sends it to the host codecs (then `works` holds
-  // jobs that must be dropped).
+  // Plans the device stages and passes of chunk `chunk` of a batch from its bytes after the
+  // host stages (`bytes`, as uploaded): adds its jobs to `works` and returns where its
+  // stored-layout bytes will be, or nullopt when a header sends it to the host codecs (then
+  // `works` holds jobs that must be dropped).
   std::optional<ChunkBytes> plan_chunk(std::uint32_t chunk, ByteView bytes, BatchWorks& works) const;
+  // Plans only the passes, over a chunk whose device stages the host decoded (its stored
+  // bytes are the uploaded bytes). InternalError if a pass refuses them.
+  void plan_passes(std::uint32_t chunk, BatchWorks& works) const;
   // The device stages decoded on the host (a chunk the device refused): its stored-layout
   // bytes, each stage's output checked against its bound.
   Buffer decode_device_stages_on_host(ByteView bytes) const;
@@ -77,6 +88,7 @@ class DeviceChain {
   bool host_whole_chain_ = false;
   std::vector<HostStage> host_stages_;
   std::vector<DeviceStage> device_stages_;
+  std::vector<Pass> passes_;
   std::uint32_t swap_unit_ = 1;
   std::vector<std::int64_t> stored_strides_;
   ChunkSpec ab_spec_;

@@ -177,14 +177,38 @@ struct StoredLayout {
   std::uint32_t swap_unit = 1;        // bytes per unit to reverse while scattering (1: none)
 };
 
-// The device half of an array->array or array->bytes codec that folds into the scatter.
+// The device half of an array->array or array->bytes codec: it folds into the scatter, or
+// (array->array codecs) decodes with a pass over the decoded chunk's elements in place.
 class DeviceArrayCodec : public DeviceCodec {
  public:
   // Array->array codecs: `layout` describes the codec's encoded side (its axes as the
   // stored bytes hold them); makes it describe the decoded side. Array->bytes codecs:
   // `layout.stored` is the codec's input spec; sets the byte order. False when it cannot
-  // fold for this spec: the whole chain then decodes on the host.
-  virtual bool fold(const ChunkSpec& decoded, StoredLayout& layout) const = 0;
+  // fold for this spec.
+  virtual bool fold(const ChunkSpec& decoded, StoredLayout& layout) const {
+    (void)decoded;
+    (void)layout;
+    return false;
+  }
+  // True when this codec decodes chunks of `decoded` by a pass over their elements, in C
+  // order and native byte order, in place (the encoded elements have the same size). The
+  // chain asks only while nothing before it in decode order has folded anything (the bytes
+  // are still the elements in C order, native order).
+  virtual bool passes_over(const ChunkSpec& decoded) const {
+    (void)decoded;
+    return false;
+  }
+  // Adds the pass over chunk `chunk`'s elements at `where` to `works`; false when it
+  // cannot take them there (then the chunk's device stages decode on the host and the pass
+  // is planned again over their output, which lies at the start of the chunk's bytes).
+  virtual bool plan_pass(std::uint32_t chunk, const ChunkBytes& where, const ChunkSpec& decoded,
+                         BatchWorks& works) const {
+    (void)chunk;
+    (void)where;
+    (void)decoded;
+    (void)works;
+    return false;
+  }
 };
 
 // The built-in device halves (src/gpu/codecs/register.h), registered in the built-in codec

@@ -171,6 +171,29 @@ TEST(GpuChainPlan, SplitsChainsBetweenCpuAndGpu) {
                   .host_whole_chain());
 }
 
+// A codec with a pass over the decoded chunk (numcodecs.delta on integers) decodes on the
+// device after the compressor; float deltas (whose sums depend on the order) stay on the host.
+TEST(GpuChainPlan, IntegerDeltaIsADevicePass) {
+  install_gpu_support();
+  auto plan_for = [](const std::string& dtype_v2, DataType dtype, const json& more) {
+    ArraySpec spec;
+    spec.shape = {100};
+    spec.chunks = {10};
+    spec.dtype = dtype;
+    spec.codecs = json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", dtype_v2}}}},
+                               {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+    for (const auto& c : more) spec.codecs.push_back(c);
+    const ArrayMetadata m = make_array_metadata(spec, CodecRegistry::builtin());
+    return gpu::DeviceChain(*m.codecs, m.chunk_spec(), 1);
+  };
+  const auto ints = plan_for("<i4", DataType::int_(32), json::array({{{"name", "numcodecs.lz4"}}}));
+  EXPECT_FALSE(ints.host_whole_chain());
+  EXPECT_EQ(ints.passes().size(), 1u);
+  EXPECT_EQ(ints.device_stages().size(), 1u);
+  EXPECT_FALSE(ints.stored_as_laid_out());
+  EXPECT_TRUE(plan_for("<f8", DataType::float_(64), json::array()).host_whole_chain());
+}
+
 // Planning a chunk: the device halves' jobs for well-formed headers, and the host for the
 // rest (no GPU needed).
 TEST(GpuChainPlan, PlansChunksFromTheirHeaders) {
@@ -339,6 +362,33 @@ TEST(GpuRead, ManyBatchesIntoAStridedView) {
     for (std::size_t c = 0; c < 200; ++c) {
       ASSERT_EQ(std::memcmp(back.data() + r * 1600 + c * 8, values.data() + (r * 200 + c) * 4, 4), 0)
           << r << "," << c;
+    }
+  }
+}
+
+TEST(GpuRead, IntegerDeltaDecodesOnTheDevice) {
+  REQUIRE_GPU();
+  for (const auto& [dtype, v2] : std::vector<std::pair<DataType, std::string>>{
+           {DataType::int_(8), "|i1"}, {DataType::uint_(16), "<u2"}, {DataType::int_(32), "<i4"},
+           {DataType::int_(64), "<i8"}}) {
+    for (const json& compressor : {json::array(), json::array({{{"name", "zstd"}, {"configuration", {{"level", 1}}}}}),
+                                   json::array({{{"name", "numcodecs.lz4"}}})}) {
+      auto store = MemoryStore::create();
+      ArraySpec spec;
+      spec.shape = {7000, 3};
+      spec.chunks = {3001, 3};  // chunks of several tiles of the kernel, an edge chunk
+      spec.dtype = dtype;
+      spec.codecs = json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", v2}}}},
+                                 {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+      for (const auto& c : compressor) spec.codecs.push_back(c);
+      Array array = Array::create(store, "d", make_array_metadata(spec, CodecRegistry::builtin()));
+      auto values = make_values(7000 * 3 * dtype.size(), dtype.size(), 77);
+      array.write({}, host_view(values, spec.shape, array.dtype()));
+      const std::uint64_t on_gpu = gpu::read_stats().chunks_decoded_on_gpu.load();
+      const std::string what = fmt::format("delta {} {}", dtype.name(), compressor.dump());
+      expect_same_read_in_device_memory(array, {}, what);
+      expect_same_read_in_device_memory(array, {Slice{2999, 6010, 3}}, what + " part");
+      EXPECT_GT(gpu::read_stats().chunks_decoded_on_gpu.load(), on_gpu) << what;
     }
   }
 }

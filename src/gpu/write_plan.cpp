@@ -125,7 +125,8 @@ WritePlan plan_write(const ArrayMetadata& m, const CodecRegistry& registry) {
   WritePlan plan;
   // The same layout facts as reads: transposes and byte order fold the same way.
   const DeviceChain read(*m.codecs, m.chunk_spec(), 1, registry);
-  if (read.host_whole_chain()) return plan;
+  // The encoder has no passes (delta's differences are taken on the host).
+  if (read.host_whole_chain() || !read.passes().empty()) return plan;
   plan.swap_unit = read.swap_unit();
   plan.stored_strides = read.stored_strides();
   plan.chunk_bytes = read.chunk_bytes();

@@ -12,5 +12,6 @@ void register_crc32c_device_codec(const CodecRegistry& registry);     // "crc32c
 void register_blosc_device_codec(const CodecRegistry& registry);      // "blosc", "numcodecs.blosc"
 void register_lz4_device_codec(const CodecRegistry& registry);        // "numcodecs.lz4"
 void register_nvcomp_device_codecs(const CodecRegistry& registry);    // zstd, gzip (+ numcodecs.) via nvCOMP
+void register_delta_device_codec(const CodecRegistry& registry);      // "numcodecs.delta" (integers)
 
 }  // namespace zarrkit::gpu
