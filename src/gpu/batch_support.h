@@ -118,6 +118,24 @@ inline ArenaPool& arena_pool() {
   return *pool;
 }
 
+// ---- Streams ------------------------------------------------------------------------------
+
+// Non-blocking streams kept for later requests (made once, never destroyed: destroying a
+// stream while the CUDA runtime shuts down is not allowed).
+class StreamPool {
+ public:
+  cudaStream_t take();
+  void give(cudaStream_t stream);
+
+ private:
+  std::mutex mutex_;
+  std::vector<cudaStream_t> free_;
+};
+inline StreamPool& stream_pool() {
+  static StreamPool* pool = new StreamPool;
+  return *pool;
+}
+
 // ---- Device memory ------------------------------------------------------------------------
 
 // Freed stream-ordered device memory stays in the pool for the next batch.

@@ -152,6 +152,11 @@ void enable_gpu() {
 
 void disable_gpu() { global_config().memory = MemoryKind::kHost; }
 
+void warm_up_gpu(const Array& array, const Selection& selection) {
+  install_gpu_support();
+  gpu::warm_up_reads(array, selection);
+}
+
 bool ScopedGpu::prepare() {
   install_gpu_support();
   gpu::require_device("ScopedGpu");

@@ -68,7 +68,7 @@ DeviceBatches::~DeviceBatches() {
     for (DeviceBuffer* b : {&s.input, &s.decoded, &s.table_memory, &s.status, &s.driver_area}) b->release(s.stream);
     s.works.release(s.stream);
     cudaStreamSynchronize(s.stream);
-    cudaStreamDestroy(s.stream);
+    stream_pool().give(s.stream);
     s.chunks.clear();  // drop buffers that point into the arenas before returning them
     arena_pool().give(std::move(s.arena));
     arena_pool().give(std::move(s.tables));
@@ -76,22 +76,50 @@ DeviceBatches::~DeviceBatches() {
   cudaGetLastError();
 }
 
+std::uint64_t DeviceBatches::staging_bytes(std::uint64_t count) const {
+  // What the host stages is at most the decoded chunks where the host decodes them; chunks
+  // the device decodes rarely take more room encoded than decoded, and usually much less:
+  // start from half and from what earlier batches needed, and grow when a batch overflows.
+  const std::uint64_t decoded = count * slot_bytes_ + (1u << 20);
+  if (chain_.host_whole_chain() || !chain_.host_stages().empty() || chain_.stored_as_laid_out()) return decoded;
+  return std::max(decoded / 2 + 1, std::min(g_arena_hint.load(), decoded));
+}
+
+void DeviceBatches::warm_up() {
+  keep_freed_device_memory_pooled();
+  chain_.load_kernels();
+  load_kernels();
+  const std::uint64_t count = std::min(per_batch_, num_chunks_);
+  std::vector<std::unique_ptr<PinnedArena>> arenas;
+  std::vector<cudaStream_t> streams;
+  for (std::size_t k = 0; k < slots_.size(); ++k) {
+    arenas.push_back(arena_pool().take(staging_bytes(count)));
+    arenas.push_back(arena_pool().take(1u << 20));  // the tables
+    streams.push_back(stream_pool().take());
+  }
+  // Device memory: the pool keeps what was freed (keep_freed_device_memory_pooled), so
+  // one allocation of what the batches in flight use grows it once.
+  const std::uint64_t device_bytes = slots_.size() * (2 * count * slot_bytes_ + staging_bytes(count));
+  void* p = nullptr;
+  check_cuda(cudaMallocAsync(&p, std::max<std::uint64_t>(device_bytes, 1), streams.front()),
+             "allocating device memory ahead of reads");
+  check_cuda(cudaFreeAsync(p, streams.front()), "allocating device memory ahead of reads");
+  check_cuda(cudaStreamSynchronize(streams.front()), "allocating device memory ahead of reads");
+  for (auto& a : arenas) arena_pool().give(std::move(a));
+  for (cudaStream_t s : streams) stream_pool().give(s);
+}
+
 void DeviceBatches::run(const HostPhase& host_phase) {
   if (num_chunks_ == 0) return;
   keep_freed_device_memory_pooled();
-  for (auto& s : slots_) {
-    check_cuda(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "creating a CUDA stream");
-  }
+  for (auto& s : slots_) s->stream = stream_pool().take();
   std::uint64_t batch = 0;
   for (std::uint64_t first = 0; first < num_chunks_; first += per_batch_, ++batch) {
     Slot& slot = *slots_[batch % slots_.size()];
     finish(slot);
     const auto t0 = std::chrono::steady_clock::now();
     const std::uint64_t count = std::min(per_batch_, num_chunks_ - first);
-    // Chunks rarely take more room encoded than decoded; start from what earlier batches
-    // needed, and grow when a batch overflowed.
-    const std::uint64_t estimate = std::min<std::uint64_t>(g_arena_hint.load(), count * slot_bytes_ + (1u << 20));
-    const std::uint64_t wanted_arena = std::max<std::uint64_t>({16u << 20, next_arena_size_, estimate});
+    const std::uint64_t wanted_arena = std::max(next_arena_size_, staging_bytes(count));
     if (!slot.arena || slot.arena->capacity() < wanted_arena) {
       slot.chunks.clear();
       arena_pool().give(std::move(slot.arena));

@@ -89,11 +89,17 @@ class DeviceBatches {
   // staged in the arena. Thread-safe across chunks.
   void process(DeviceChunk& chunk, std::uint32_t index, PinnedArena& arena, Buffer encoded) const;
 
+  // Makes ahead what running these batches needs: pinned staging and streams (kept in their
+  // pools), device memory (the pool grown once), the kernels loaded.
+  void warm_up();
+
   // How a refused direct chunk is read again on the host (set by drivers with direct chunks).
   std::function<Buffer(const DeviceChunk&)> reread_direct;
 
  private:
   struct Slot;
+  // Pinned bytes a batch of `count` chunks stages.
+  std::uint64_t staging_bytes(std::uint64_t count) const;
   void launch(Slot& slot);
   void finish(Slot& slot);
   void recover(Slot& slot, const DeviceChunk& c);

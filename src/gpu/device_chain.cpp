@@ -121,6 +121,11 @@ DeviceChain::DeviceChain(const CodecChain& chain, const ChunkSpec& spec, std::ui
   }
 }
 
+void DeviceChain::load_kernels() const {
+  for (const DeviceStage& s : device_stages_) s.half->load_kernels();
+  for (const Pass& p : passes_) p.half->load_kernels();
+}
+
 Buffer DeviceChain::decode_host_stages(Buffer encoded) const {
   Buffer owned = std::move(encoded);
   for (const HostStage& s : host_stages_) {

@@ -70,6 +70,9 @@ class DeviceChain {
     return !host_whole_chain_ && host_stages_.empty() && device_stages_.empty() && passes_.empty();
   }
 
+  // Loads the kernels of the planned halves (warm-up).
+  void load_kernels() const;
+
   // The host stages of one chunk: its bytes as the device stages take them.
   Buffer decode_host_stages(Buffer encoded) const;
   // Plans the device stages and passes of chunk `chunk` of a batch from its bytes after the

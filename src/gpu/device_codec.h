@@ -153,6 +153,8 @@ struct ChunkStagePlan {
 // The device half of a bytes->bytes codec.
 class DeviceBytesCodec : public DeviceCodec {
  public:
+  // Loads the kernels of this half's own works ahead of the first read (warm_up_gpu).
+  virtual void load_kernels() const {}
   // Whether this half takes part in reads of this kind (nvCOMP: only when switched on and
   // worth it). Default: always.
   virtual bool usable(const DeviceStageContext& context) const {
@@ -181,6 +183,8 @@ struct StoredLayout {
 // (array->array codecs) decodes with a pass over the decoded chunk's elements in place.
 class DeviceArrayCodec : public DeviceCodec {
  public:
+  // Loads the kernels of this half's own works ahead of the first read (warm_up_gpu).
+  virtual void load_kernels() const {}
   // Array->array codecs: `layout` describes the codec's encoded side (its axes as the
   // stored bytes hold them); makes it describe the decoded side. Array->bytes codecs:
   // `layout.stored` is the codec's input spec; sets the byte order. False when it cannot

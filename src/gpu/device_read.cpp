@@ -317,6 +317,18 @@ class ArrayDeviceRead {
 
 }  // namespace
 
+void warm_up_reads(const Array& array, const Selection& selection) {
+  require_device("warming up device reads");
+  const ArrayMetadata& m = array.metadata();
+  if (m.dtype.is_variable_length() || m.dtype.size() == 0) return;
+  const std::optional<ShardedRead> sharded = plan_sharded_read(m);
+  const ArrayMetadata& grid = sharded ? sharded->inner : m;
+  const ChunkPlan plan(m.shape, grid.chunk_shape, selection);
+  DeviceBatches batches(*grid.codecs, grid.chunk_spec(), m.fill_value.bytes(), plan.num_tasks(),
+                        [](const DeviceChunk& c) { return c.key; });
+  batches.warm_up();
+}
+
 void read_into_device(const Array& array, const Selection& selection, const NDView& out) {
   const ArrayMetadata& m = array.metadata();
   const std::string where = fmt::format("array '{}' in {}", display_path(array.path()), array.store()->describe());

@@ -21,6 +21,8 @@ namespace zarrkit::gpu {
 
 // Reads `selection` of `array` into `out` (device memory, any strides, the array's dtype).
 void read_into_device(const Array& array, const Selection& selection, const NDView& out);
+// zarrkit::warm_up_gpu: what reading `selection` of `array` needs, made ahead.
+void warm_up_reads(const Array& array, const Selection& selection);
 // The device part of zarrkit::decode_chunks (batch_decode.h): requests into device memory.
 void decode_batch_on_device(const DeviceDecodeBatch& batch);
 

@@ -59,6 +59,8 @@ class DeltaDevice final : public DeviceArrayCodec {
  public:
   explicit DeltaDevice(DeltaCodecTypes types) : types_(types) {}
 
+  void load_kernels() const override { load_delta_kernels(); }
+
   bool passes_over(const ChunkSpec& decoded) const override {
     const std::size_t width = types_.dtype.size();
     return is_integer(types_.dtype) && types_.astype.kind() == types_.dtype.kind() && types_.astype.size() == width &&

@@ -53,6 +53,12 @@ __global__ void __launch_bounds__(kThreads) delta_kernel(const DeltaJob* jobs, c
 
 }  // namespace
 
+void load_delta_kernels() {
+  cudaFuncAttributes attributes;
+  cudaFuncGetAttributes(&attributes, delta_kernel);
+  cudaGetLastError();
+}
+
 cudaError_t launch_delta_running_sums(const DeltaJob* jobs, std::uint32_t count, const std::int32_t* chunk_status,
                                       cudaStream_t stream) {
   if (count == 0) return cudaSuccess;

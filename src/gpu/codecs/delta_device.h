@@ -17,6 +17,8 @@ struct DeltaJob {
   std::uint32_t width;  // bytes per element: 1, 2, 4 or 8
 };
 
+void load_delta_kernels();
+
 // Replaces each job's elements by their running sum; skips chunks whose status is already
 // an error.
 cudaError_t launch_delta_running_sums(const DeltaJob* jobs, std::uint32_t count, const std::int32_t* chunk_status,
