@@ -40,6 +40,8 @@ struct ReadStats {
   std::atomic<std::uint64_t> batches{0};
   // Writes from device memory: chunks encoded on the GPU, and requests that went to the CPU.
   std::atomic<std::uint64_t> chunks_encoded_on_gpu{0};
+  // Chunks written in part from device memory: old values read, merged and re-encoded there.
+  std::atomic<std::uint64_t> chunks_merged_on_gpu{0};
   std::atomic<std::uint64_t> device_writes_on_cpu{0};
   // Where a read's time goes: the host phase (store reads, CPU codecs, headers, tables)
   // and the waits for the GPU after it (time the host phase did not hide).
