@@ -180,9 +180,10 @@ TEST(GpuChainPlan, IntegerDeltaIsADevicePass) {
     spec.shape = {100};
     spec.chunks = {10};
     spec.dtype = dtype;
-    spec.codecs = json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", dtype_v2}}}},
+    json codecs = json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", dtype_v2}}}},
                                {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
-    for (const auto& c : more) spec.codecs.push_back(c);
+    for (const auto& c : more) codecs.push_back(c);
+    spec.codecs = codecs;
     const ArrayMetadata m = make_array_metadata(spec, CodecRegistry::builtin());
     return gpu::DeviceChain(*m.codecs, m.chunk_spec(), 1);
   };
@@ -378,9 +379,10 @@ TEST(GpuRead, IntegerDeltaDecodesOnTheDevice) {
       spec.shape = {7000, 3};
       spec.chunks = {3001, 3};  // chunks of several tiles of the kernel, an edge chunk
       spec.dtype = dtype;
-      spec.codecs = json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", v2}}}},
+      json codecs = json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", v2}}}},
                                  {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
-      for (const auto& c : compressor) spec.codecs.push_back(c);
+      for (const auto& c : compressor) codecs.push_back(c);
+      spec.codecs = codecs;
       Array array = Array::create(store, "d", make_array_metadata(spec, CodecRegistry::builtin()));
       auto values = make_values(7000 * 3 * dtype.size(), dtype.size(), 77);
       array.write({}, host_view(values, spec.shape, array.dtype()));
