@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,17 @@ struct CodecContext {
 using CodecFactory = std::function<std::shared_ptr<const Codec>(const nlohmann::json& configuration,
                                                                 const CodecContext& context)>;
 
+// The device half of a codec: its batched GPU implementation (src/gpu/device_codec.h
+// defines the interfaces the device reader and writer use; this base only lets the
+// registry hold them without knowing CUDA).
+class DeviceCodec {
+ public:
+  virtual ~DeviceCodec() = default;
+};
+// Makes the device half of `host`, a codec this registry built under the name the factory
+// was registered with; null when that codec's configuration has no device implementation.
+using DeviceCodecFactory = std::function<std::shared_ptr<const DeviceCodec>(const std::shared_ptr<const Codec>& host)>;
+
 class CodecRegistry {
  public:
   void add_v3(std::string name, CodecFactory factory);
@@ -42,12 +54,27 @@ class CodecRegistry {
   bool has_v3(std::string_view name) const;
   bool has_v2(std::string_view id) const;
 
+  // Device halves, registered under the codec's own v3 name(s) beside the host half (the
+  // GPU module does it when installed: install_gpu_support). May be called while other
+  // threads use the registry.
+  void add_device(std::string name, DeviceCodecFactory factory) const;
+  // The device half of `codec` (looked up by its name), or null when none is registered or
+  // the factory declines this configuration.
+  std::shared_ptr<const DeviceCodec> make_device(const std::shared_ptr<const Codec>& codec) const;
+
   // The registry with every codec zarrkit ships.
   static const CodecRegistry& builtin();
 
  private:
   std::map<std::string, CodecFactory, std::less<>> v3_;
   std::map<std::string, CodecFactory, std::less<>> v2_;
+  // Filled after construction (the GPU module registers into the built-in registry), so
+  // guarded; the host tables above never change once registration is over and need no lock.
+  struct DeviceTable {
+    std::shared_mutex mutex;
+    std::map<std::string, DeviceCodecFactory, std::less<>> factories;
+  };
+  std::unique_ptr<DeviceTable> device_ = std::make_unique<DeviceTable>();
 };
 
 // Registers every built-in codec (each codec file exposes a register_<name>_codec function).

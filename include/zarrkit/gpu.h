@@ -23,8 +23,11 @@
 #include "zarrkit/buffer.h"
 #include "zarrkit/config.h"
 #include "zarrkit/ndbuffer.h"
+#include "zarrkit/selection.h"
 
 namespace zarrkit {
+
+class Array;
 
 // True when a CUDA device can be used by this process (checked once, then cached).
 bool gpu_available();
@@ -60,6 +63,13 @@ class ScopedGpu {
   bool prepared_;
   ScopedConfig scoped_;
 };
+
+// Makes ahead what reading `selection` of `array` into device memory needs, so that the
+// first read costs what later ones do: the CUDA context, pinned staging and streams (kept
+// for later reads), device memory (the stream-ordered pool grown once to what the batches
+// in flight use), the kernels of the array's codecs loaded. UnsupportedError without a
+// device.
+void warm_up_gpu(const Array& array, const Selection& selection = {});
 
 // Explicit copies (blocking). Any combination of host, pinned and device memory.
 void copy_memory(void* dst, const void* src, std::size_t bytes);

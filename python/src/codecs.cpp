@@ -2,15 +2,20 @@
 // encoded or decoded in parallel on the engine's thread pool, with the GIL released.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
 #include "dtypes.h"
+#include "zarrkit/batch_decode.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/metadata.h"
 #include "zarrkit/thread_pool.h"
+#ifdef ZARRKIT_HAVE_CUDA
+#include "zarrkit/gpu.h"
+#endif
 
 namespace zarrkit::python {
 namespace {
@@ -109,6 +114,39 @@ nb::list encode_batch(const ChainHandle& h, nb::list chunks, const Shape& shape,
   return result;
 }
 
+// Decodes chunks straight into caller memory (zarrkit/batch_decode.h): chunks[i] (bytes-like
+// or None), the part `selections[i]` of it (a NumPy-style key; () for all), into the array
+// at outs[i] = (address, shape, byte strides), in device memory when `device` is true.
+void decode_into(const ChainHandle& h, nb::list chunks, const Shape& shape, nb::handle fill, nb::list selections,
+                 nb::list outs, bool device) {
+  const ChunkSpec spec = make_spec(h, shape, fill);
+  const std::size_t n = nb::len(chunks);
+  if (nb::len(selections) != n || nb::len(outs) != n) {
+    fail_invalid("decode_into: {} chunks, {} selections and {} outputs", n, nb::len(selections), nb::len(outs));
+  }
+  std::vector<std::unique_ptr<PyBufferView>> inputs(n);
+  std::vector<ChunkDecodeRequest> requests(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!chunks[i].is_none()) {
+      inputs[i] = std::make_unique<PyBufferView>(chunks[i], false);
+      requests[i].encoded = inputs[i]->bytes();
+    }
+    requests[i].selection = to_selection(selections[i]);
+    const auto [address, out_shape, strides] = nb::cast<std::tuple<std::uintptr_t, Shape, std::vector<std::int64_t>>>(outs[i]);
+    if (out_shape.size() != strides.size()) {
+      fail_invalid("output {} has {} dimensions but {} strides", i, out_shape.size(), strides.size());
+    }
+    requests[i].out = NDView{reinterpret_cast<std::byte*>(address), out_shape, strides, h.dtype,
+                             device ? MemoryKind::kDevice : MemoryKind::kHost};
+  }
+#ifdef ZARRKIT_HAVE_CUDA
+  if (device) install_gpu_support();
+#endif
+  nb::gil_scoped_release release;
+  SettingsScope settings;
+  decode_chunks(*h.chain, spec, requests);
+}
+
 }  // namespace
 
 void bind_codecs(nb::module_& m) {
@@ -118,6 +156,11 @@ void bind_codecs(nb::module_& m) {
       .def("decode", &decode_batch, nb::arg("chunks"), nb::arg("shape"), nb::arg("fill").none(),
            "Decodes a batch (bytes-like or None each) into uint8 arrays of the decoded chunks "
            "(C order, native byte order), None where the input was None.")
+      .def("decode_into", &decode_into, nb::arg("chunks"), nb::arg("shape"), nb::arg("fill").none(),
+           nb::arg("selections"), nb::arg("outs"), nb::arg("device"),
+           "Decodes a batch (bytes-like or None each; None is the fill value) straight into caller "
+           "memory: the part selections[i] of chunk i into outs[i] = (address, shape, byte strides), "
+           "device memory when `device`, else host memory.")
       .def("encode", &encode_batch, nb::arg("chunks"), nb::arg("shape"), nb::arg("fill").none(),
            "Encodes a batch of C-contiguous chunk arrays (or None) into uint8 arrays.");
 

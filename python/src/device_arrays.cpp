@@ -56,7 +56,24 @@ void wait_for_producer(std::uintptr_t stream) {
 }  // namespace
 
 void bind_device_arrays(nb::class_<Array>& cls) {
-  cls.def("read_into_device",
+  cls.def("warm_up_gpu",
+          [](const Array& a, nb::handle key) {
+#ifdef ZARRKIT_HAVE_CUDA
+            const Selection selection = to_selection(key);
+            install_gpu_support();
+            nb::gil_scoped_release release;
+            SettingsScope settings;
+            warm_up_gpu(a, selection);
+#else
+            (void)a;
+            (void)key;
+            fail_unsupported("this zarrkit was built without the CUDA path: nothing to warm up");
+#endif
+          },
+          nb::arg("key"),
+          "Makes ahead what reading the selection into device memory needs (pinned staging, "
+          "device memory, streams, kernels), so that the first read costs what later ones do.")
+      .def("read_into_device",
           [](const Array& a, nb::handle key, std::uintptr_t pointer, const Shape& shape,
              const std::vector<std::int64_t>& byte_strides) {
             const Selection selection = to_selection(key);

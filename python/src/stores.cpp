@@ -9,7 +9,9 @@
 #include "bindings.h"
 #include "core/checked_math.h"
 #include "stores/wrappers/key_map_store.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
 #include "zarrkit/stores/gds_store.h"
 #include "zarrkit/stores/http_store.h"
 #include "zarrkit/stores/local_store.h"
@@ -93,6 +95,26 @@ void bind_stores(nb::module_& m) {
              return buffer_to_numpy(std::move(*value));
            },
            nb::arg("key"), "The value of `key` as a uint8 NumPy array, or None.")
+      .def("get_many",
+           [](const StoreHandle& s, const std::vector<std::string>& keys) -> nb::list {
+             std::vector<std::optional<Buffer>> values;
+             {
+               nb::gil_scoped_release release;
+               SettingsScope settings;
+               if (s.store->capabilities().batched_gets) {
+                 values = s.store->get_many(keys);
+               } else {
+                 values.resize(keys.size());
+                 shared_thread_pool().parallel_for(keys.size(), [&](std::size_t i) { values[i] = s.store->get(keys[i]); });
+               }
+             }
+             nb::list out;
+             for (auto& v : values) out.append(v ? buffer_to_numpy(std::move(*v)) : nb::none());
+             return out;
+           },
+           nb::arg("keys"),
+           "The values of `keys` (uint8 NumPy arrays, None where absent), fetched together: in "
+           "parallel on the thread pool, or with many requests in flight on remote stores.")
       .def("set",
            [](const StoreHandle& s, const std::string& key, nb::handle value) {
              PyBufferView bytes(value, false);

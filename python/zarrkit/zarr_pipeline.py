@@ -13,9 +13,8 @@ Whatever zarrkit does not cover falls back to zarr-python's own BatchedCodecPipe
 batch by batch: codecs zarrkit does not implement, variable-length strings and objects,
 and any batch zarrkit's codecs refuse (so that the error a user
 sees is zarr-python's own, and data zarr-python reads leniently still reads).
-With ``zarr.config.enable_gpu()``, reads decode on the GPU through zarrkit's batched
-device reader (zarrkit._zarr_gpu_read); writes from device memory encode through
-zarr-python. ``zarrkit.zarr_pipeline.stats`` counts the chunks each path handled.
+With ``zarr.config.enable_gpu()``, reads decode on the GPU through zarrkit's batch
+decode (zarrkit._zarr_gpu_read); writes from device memory encode through zarr-python. ``zarrkit.zarr_pipeline.stats`` counts the chunks each path handled.
 """
 
 from __future__ import annotations
@@ -188,11 +187,11 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
             for indices in self._groups([spec for _, spec, *_ in batch]):
                 items = [batch[i] for i in indices]
                 spec = items[0][1]
-                if spec.shape and self._chain(spec, host_only=False) is not None:
-                    codecs_json = None if self.v2_zarray is not None else self._codecs_json()
+                chain = self._chain(spec, host_only=False) if spec.shape else None
+                if chain is not None:
                     try:
                         stats["gpu_decoded"] += await _zarr_gpu_read.read(
-                            codecs_json, self.v2_zarray, items, out, drop_axes
+                            chain, self._fill_bytes(spec), items, out, drop_axes
                         )
                         continue
                     except ZarrkitError:

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "codecs/blosc.h"
 #include "codecs/blosc_pieces.h"
 #include "codecs/register.h"
 #include "core/checked_math.h"
@@ -44,6 +45,7 @@ class BloscCodec final : public BytesToBytesCodec {
   BloscCodec(BloscSettings settings, Flavour flavour) : s_(std::move(settings)), flavour_(flavour) {}
 
   std::string_view name() const override { return flavour_ == Flavour::kV3 ? "blosc" : "numcodecs.blosc"; }
+  const BloscSettings& settings() const { return s_; }
 
   nlohmann::json to_json() const override {
     if (flavour_ == Flavour::kNumcodecs) {
@@ -293,6 +295,19 @@ std::shared_ptr<const Codec> make_numcodecs_blosc(const nlohmann::json& configur
 }
 
 }  // namespace
+
+BloscCodecSettings blosc_codec_settings(const Codec& codec) {
+  const auto* blosc = dynamic_cast<const BloscCodec*>(&codec);
+  if (blosc == nullptr) throw InternalError(fmt::format("'{}' is not a blosc codec", codec.name()));
+  const BloscSettings& s = blosc->settings();
+  BloscCodecSettings out;
+  out.cname = s.cname;
+  out.clevel = s.clevel;
+  out.shuffle = static_cast<BloscCodecSettings::Shuffle>(static_cast<int>(s.shuffle));
+  out.typesize = s.typesize;
+  out.blocksize = s.blocksize;
+  return out;
+}
 
 void register_blosc_codec(CodecRegistry& registry) {
   registry.add_v3("blosc", make_blosc_v3);

@@ -196,6 +196,7 @@ class Crc32cCodec final : public BytesToBytesCodec {
 
   // Only the numcodecs form can say "location": "start"; the v3 form is the usual one.
   std::string_view name() const override { return checksum_first_ ? "numcodecs.crc32c" : "crc32c"; }
+  bool checksum_first() const { return checksum_first_; }
 
   nlohmann::json to_json() const override {
     nlohmann::json config = nlohmann::json::object();
@@ -263,6 +264,12 @@ std::shared_ptr<const Codec> make_numcodecs_v3(const nlohmann::json& configurati
 }
 
 }  // namespace
+
+bool crc32c_codec_checksum_first(const Codec& codec) {
+  const auto* crc = dynamic_cast<const Crc32cCodec*>(&codec);
+  if (crc == nullptr) throw InternalError(fmt::format("'{}' is not the crc32c codec", codec.name()));
+  return crc->checksum_first();
+}
 
 void register_crc32c_codec(CodecRegistry& registry) {
   registry.add_v3("crc32c", make_v3);

@@ -8,6 +8,7 @@
 
 #include <fmt/ranges.h>
 
+#include "codecs/delta.h"
 #include "codecs/register.h"
 #include "core/checked_math.h"
 #include "zarrkit/codec_registry.h"
@@ -97,6 +98,7 @@ class DeltaCodec final : public ArrayToArrayCodec {
   }
 
   std::string_view name() const override { return "numcodecs.delta"; }
+  DeltaCodecTypes types() const { return {dtype_, astype_}; }
 
   nlohmann::json to_json() const override {
     nlohmann::json config = {{"dtype", dtype_json_}};
@@ -204,6 +206,12 @@ std::shared_ptr<const Codec> make_delta(const nlohmann::json& config, const Code
 }
 
 }  // namespace
+
+DeltaCodecTypes delta_codec_types(const Codec& codec) {
+  const auto* delta = dynamic_cast<const DeltaCodec*>(&codec);
+  if (delta == nullptr) throw InternalError(fmt::format("'{}' is not the delta codec", codec.name()));
+  return delta->types();
+}
 
 void register_delta_codec(CodecRegistry& registry) {
   registry.add_v2("delta", make_delta);

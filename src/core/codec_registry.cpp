@@ -1,5 +1,6 @@
 #include "zarrkit/codec_registry.h"
 
+#include <mutex>
 #include <utility>
 
 #include "zarrkit/error.h"
@@ -82,6 +83,22 @@ std::shared_ptr<const Codec> CodecRegistry::make_v2(const nlohmann::json& entry,
   auto codec = it->second(entry, context);
   if (!codec) throw InternalError(fmt::format("the factory of v2 codec '{}' returned nothing", id));
   return codec;
+}
+
+void CodecRegistry::add_device(std::string name, DeviceCodecFactory factory) const {
+  std::unique_lock lock(device_->mutex);
+  device_->factories.insert_or_assign(std::move(name), std::move(factory));
+}
+
+std::shared_ptr<const DeviceCodec> CodecRegistry::make_device(const std::shared_ptr<const Codec>& codec) const {
+  DeviceCodecFactory factory;
+  {
+    std::shared_lock lock(device_->mutex);
+    const auto it = device_->factories.find(codec->name());
+    if (it == device_->factories.end()) return nullptr;
+    factory = it->second;
+  }
+  return factory(codec);
 }
 
 bool CodecRegistry::has_v3(std::string_view name) const { return v3_.find(name) != v3_.end(); }

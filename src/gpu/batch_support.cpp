@@ -2,6 +2,26 @@
 
 namespace zarrkit::gpu {
 
+cudaStream_t StreamPool::take() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      cudaStream_t s = free_.back();
+      free_.pop_back();
+      return s;
+    }
+  }
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating a CUDA stream");
+  return s;
+}
+
+void StreamPool::give(cudaStream_t stream) {
+  if (stream == nullptr) return;
+  std::lock_guard lock(mutex_);
+  free_.push_back(stream);
+}
+
 void keep_freed_device_memory_pooled() {
   static std::once_flag once;
   std::call_once(once, [] {

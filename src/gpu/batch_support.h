@@ -14,6 +14,7 @@
 #include <new>
 #include <vector>
 
+#include "core/block_runs.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernels.h"
 #include "zarrkit/buffer.h"
@@ -118,6 +119,24 @@ inline ArenaPool& arena_pool() {
   return *pool;
 }
 
+// ---- Streams ------------------------------------------------------------------------------
+
+// Non-blocking streams kept for later requests (made once, never destroyed: destroying a
+// stream while the CUDA runtime shuts down is not allowed).
+class StreamPool {
+ public:
+  cudaStream_t take();
+  void give(cudaStream_t stream);
+
+ private:
+  std::mutex mutex_;
+  std::vector<cudaStream_t> free_;
+};
+inline StreamPool& stream_pool() {
+  static StreamPool* pool = new StreamPool;
+  return *pool;
+}
+
 // ---- Device memory ------------------------------------------------------------------------
 
 // Freed stream-ordered device memory stays in the pool for the next batch.
@@ -195,6 +214,36 @@ void for_each_box(const Task& task, const std::vector<std::int64_t>& chunk_strid
       dst_offset += region_strides[a] * static_cast<std::int64_t>(task.output_selection[a].start);
     }
     f(dims, src_offset, dst_offset);
+  }
+}
+
+// The same for a block selected by per-axis runs (core/block_runs.h: a chunk task's, or an
+// inner chunk's that a partial codec located).
+template <typename F>
+void for_each_box(const BlockRuns& runs, const std::vector<std::int64_t>& chunk_strides,
+                  const std::vector<std::int64_t>& region_strides, F&& f) {
+  const std::size_t ndim = chunk_strides.size();
+  std::vector<CopyDim> dims(ndim);
+  std::vector<std::size_t> run(ndim, 0);
+  for (std::size_t a = 0; a < ndim; ++a) {
+    if (runs[a].empty()) return;
+  }
+  for (;;) {
+    std::int64_t src_offset = 0, dst_offset = 0;
+    for (std::size_t a = 0; a < ndim; ++a) {
+      const AxisRun& r = runs[a][run[a]];
+      dims[a] = {r.count, chunk_strides[a] * static_cast<std::int64_t>(r.chunk_step),
+                 region_strides[a] * static_cast<std::int64_t>(r.out_step)};
+      src_offset += chunk_strides[a] * static_cast<std::int64_t>(r.chunk_start);
+      dst_offset += region_strides[a] * static_cast<std::int64_t>(r.out_start);
+    }
+    f(dims, src_offset, dst_offset);
+    std::size_t a = ndim;
+    while (a-- > 0) {
+      if (++run[a] < runs[a].size()) break;
+      run[a] = 0;
+    }
+    if (a == static_cast<std::size_t>(-1)) return;
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "engine/device_read_hook.h"
 #include "gpu/cuda_check.h"
+#include "gpu/device_codec.h"
 #include "gpu/device_read.h"
 #include "gpu/device_write.h"
 #include "gpu/gds_engine.h"
@@ -137,7 +138,9 @@ void install_gpu_support() {
     register_allocator(MemoryKind::kDevice, &gpu::device_instance());
     set_device_read_hook(&gpu::read_into_device);
     set_device_write_hook(&gpu::write_from_device);
+    set_device_decode_hook(&gpu::decode_batch_on_device);
     detail::set_gds_engine_factory(&gpu::gds_engine_for);
+    gpu::register_builtin_device_codecs(CodecRegistry::builtin());
   });
 }
 
@@ -148,6 +151,11 @@ void enable_gpu() {
 }
 
 void disable_gpu() { global_config().memory = MemoryKind::kHost; }
+
+void warm_up_gpu(const Array& array, const Selection& selection) {
+  install_gpu_support();
+  gpu::warm_up_reads(array, selection);
+}
 
 bool ScopedGpu::prepare() {
   install_gpu_support();

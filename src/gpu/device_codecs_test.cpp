@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "codecs/crc32c.h"
-#include "gpu/chunk_plan.h"
+#include "gpu/codecs/blosc_device.h"
 #include "gpu/lz4_encode.cuh"
 #include "gpu/lz4_test_blocks.h"
 #include "gpu/write_frames.cuh"

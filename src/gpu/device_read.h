@@ -13,10 +13,18 @@
 
 #include "zarrkit/array.h"
 
+namespace zarrkit {
+struct DeviceDecodeBatch;
+}
+
 namespace zarrkit::gpu {
 
 // Reads `selection` of `array` into `out` (device memory, any strides, the array's dtype).
 void read_into_device(const Array& array, const Selection& selection, const NDView& out);
+// zarrkit::warm_up_gpu: what reading `selection` of `array` needs, made ahead.
+void warm_up_reads(const Array& array, const Selection& selection);
+// The device part of zarrkit::decode_chunks (batch_decode.h): requests into device memory.
+void decode_batch_on_device(const DeviceDecodeBatch& batch);
 
 // Counters over the life of the process (for tests and benchmarks).
 struct ReadStats {
@@ -32,6 +40,8 @@ struct ReadStats {
   std::atomic<std::uint64_t> batches{0};
   // Writes from device memory: chunks encoded on the GPU, and requests that went to the CPU.
   std::atomic<std::uint64_t> chunks_encoded_on_gpu{0};
+  // Chunks written in part from device memory: old values read, merged and re-encoded there.
+  std::atomic<std::uint64_t> chunks_merged_on_gpu{0};
   std::atomic<std::uint64_t> device_writes_on_cpu{0};
   // Where a read's time goes: the host phase (store reads, CPU codecs, headers, tables)
   // and the waits for the GPU after it (time the host phase did not hide).
@@ -61,12 +71,13 @@ constexpr std::uint64_t kLongLz4BlockBytes = 512u << 10;
 // (cuFile, or its pinned staging with overlapped copies) instead of into the pinned arena.
 // On by default; off with Config::gpu.gds_direct = false or ZARRKIT_GDS_DIRECT=0 (to compare).
 
-// nvCOMP for zstd and gzip chunks (loaded at run time, gpu/nvcomp_runtime.h): off by default,
-// on with Config::gpu.nvcomp_decode or ZARRKIT_NVCOMP_DECODE=1 in the environment. Only for
-// chunks of at most kNvcompMaxChunkBytes, in batches of at least Config::gpu.nvcomp_min_chunks
-// (512) of them: its batched decoders need many chunks (S7 on an H100: 33-68 GB/s on
-// 1024-16384 chunks of 64 KiB..1 MiB against 7-8 GB/s on 16 host threads, 2.7 GB/s on 64
-// chunks of 16 MiB; no gain on S10's batches of 128 chunks of 800 KiB). Opt-in because nvCOMP documents
+// nvCOMP for zstd and gzip chunks (loaded at run time, gpu/nvcomp_runtime.h; the device
+// halves of gpu/codecs/nvcomp_device.cpp): off by default, on with Config::gpu.nvcomp_decode
+// or ZARRKIT_NVCOMP_DECODE=1 in the environment. Only for chunks of at most
+// kNvcompMaxChunkBytes, in batches of at least Config::gpu.nvcomp_min_chunks (512) of them:
+// its batched decoders need many chunks (S7 on an H100: 33-68 GB/s on 1024-16384 chunks of
+// 64 KiB..1 MiB against 7-8 GB/s on 16 host threads, 2.7 GB/s on 64 chunks of 16 MiB; no
+// gain on S10's batches of 128 chunks of 800 KiB). Opt-in because nvCOMP documents
 // undefined behaviour, out-of-bounds accesses included, on corrupt input: a chunk it
 // reports as failed is decoded again on the CPU (the CPU's error or values), but damage it
 // does not report is not caught. For data one trusts.

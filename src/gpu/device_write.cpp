@@ -273,6 +273,7 @@ class DeviceWriter {
     check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(tables + at_fills), static_cast<std::uint32_t>(fills.size()),
                                    itemsize_, 1, fill, nullptr, stream),
                what);
+    read_old_values(slot);
     check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(tables + at_gathers),
                                    static_cast<std::uint32_t>(gathers.size()), itemsize_, 1, fill, nullptr, stream),
                what);
@@ -383,6 +384,32 @@ class DeviceWriter {
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count()));
   }
 
+  // Chunks the batch writes in part: their old values (the fill value where absent) are read
+  // into their slots, laid out as stored, before the new values are gathered over them.
+  void read_old_values(WriteSlot& slot) {
+    bool any = false;
+    for (std::uint32_t c = 0; c < slot.count && !any; ++c) any = !slot.tasks[c].covers_whole_chunk;
+    if (!any) return;
+    // The device reader works on streams of its own: the slot's memory and its fill must be
+    // in place first.
+    check_cuda(cudaStreamSynchronize(slot.stream), "writing chunks in part from device memory");
+    for (std::uint32_t c = 0; c < slot.count; ++c) {
+      const ChunkTask& task = slot.tasks[c];
+      if (task.covers_whole_chunk) continue;
+      Selection box;
+      Shape extent;
+      for (std::size_t a = 0; a < m_.ndim(); ++a) {
+        const std::uint64_t begin = task.chunk_coords[a] * m_.chunk_shape[a];
+        const std::uint64_t end = std::min(begin + m_.chunk_shape[a], m_.shape[a]);
+        box.push_back(Slice{static_cast<std::int64_t>(begin), static_cast<std::int64_t>(end), 1});
+        extent.push_back(end - begin);
+      }
+      const NDView old_values{slot.chunks.ptr + c * slot_, extent, wp_.stored_strides, m_.dtype, MemoryKind::kDevice};
+      read_into_device(array_, box, old_values);
+      read_stats().chunks_merged_on_gpu.fetch_add(1);
+    }
+  }
+
   Array& array_;
   const ArrayMetadata& m_;
   const ChunkPlan& plan_;
@@ -415,16 +442,15 @@ void write_from_device(Array& array, const Selection& selection, const NDView& d
   if (plan.num_tasks() == 0) return;
   const NDView input = broadcast_to_region(data, plan.selection());
   WritePlan wp = plan_write(m);
-  // Whole chunks only (a partly written chunk needs its old values), each selected once per
-  // axis (one run), so that no element is written twice within a launch.
-  bool whole_chunks = wp.on_gpu;
+  // Each chunk selected once per axis (one run), so that no element is written twice within
+  // a launch; chunks written in part get their old values read into device memory first.
+  bool on_device = wp.on_gpu;
   ChunkTask task;
-  for (std::uint64_t i = 0; whole_chunks && i < plan.num_tasks(); ++i) {
+  for (std::uint64_t i = 0; on_device && i < plan.num_tasks(); ++i) {
     plan.task(i, task);
-    whole_chunks = task.covers_whole_chunk;
-    for (const auto& axis : task.axes) whole_chunks = whole_chunks && axis.runs().size() == 1;
+    for (const auto& axis : task.axes) on_device = on_device && axis.runs().size() == 1;
   }
-  if (!whole_chunks) {
+  if (!on_device) {
     // The CPU path: the data goes to the host once, as the caller gave it.
     cudaStream_t stream;
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a CUDA stream");

@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "core/settings_env.h"
-#include "gpu/chunk_plan.h"
+#include "gpu/codecs/blosc_device.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/device_read.h"
 #include "gpu/gpu_testing.h"

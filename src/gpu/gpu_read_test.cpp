@@ -12,7 +12,7 @@
 #include "core/settings_env.h"
 #include "engine/selection_testing.h"
 #include "gpu/gpu_testing.h"
-#include "gpu/chunk_plan.h"
+#include "gpu/device_chain.h"
 #include "gpu/device_read.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
@@ -105,21 +105,22 @@ std::vector<ChainCase> chains(std::size_t itemsize, std::size_t ndim) {
   };
 }
 
-// Which part of a chain the GPU takes (no GPU needed).
+// Which part of a chain the GPU takes, as the device halves in the registry decide (no GPU
+// needed: the halves register without one).
 TEST(GpuChainPlan, SplitsChainsBetweenCpuAndGpu) {
+  install_gpu_support();
   auto plan_for = [](const json& codecs, DataType dtype = DataType::float_(32)) {
     ArraySpec spec;
     spec.shape = {10, 20};
     spec.chunks = {5, 4};
     spec.dtype = dtype;
     spec.codecs = codecs;
-    return gpu::plan_chain(make_array_metadata(spec, CodecRegistry::builtin()));
+    const ArrayMetadata m = make_array_metadata(spec, CodecRegistry::builtin());
+    return gpu::DeviceChain(m.codecs->prepare(m.chunk_spec()), 1);
   };
-  auto kinds = [](const gpu::ChainPlan& p) {
+  auto kinds = [](const gpu::DeviceChain& p) {
     std::string out;
-    for (const auto& s : p.gpu_stages) {
-      out += s.kind == gpu::GpuStageKind::kCrc32c ? "crc " : s.kind == gpu::GpuStageKind::kBlosc ? "blosc " : "lz4 ";
-    }
+    for (const auto& s : p.device_stages()) out += std::string(s.codec->name()) + " ";
     return out;
   };
   const auto cases = chains(4, 2);
@@ -129,34 +130,107 @@ TEST(GpuChainPlan, SplitsChainsBetweenCpuAndGpu) {
     }
     throw std::runtime_error(name);
   };
-  auto p = plan_for(chain("bytes"));
-  EXPECT_FALSE(p.cpu_whole_chain);
-  EXPECT_TRUE(p.gpu_stages.empty() && p.cpu_stages.empty());
-  EXPECT_EQ(p.swap_unit, 1u);
-  EXPECT_EQ(p.stored_strides, (std::vector<std::int64_t>{16, 4}));
-  p = plan_for(chain("transpose"));
-  EXPECT_EQ(p.stored_strides, (std::vector<std::int64_t>{4, 20}));  // stored as 4 x 5, F order
-  EXPECT_EQ(plan_for(chain("bytes-big")).swap_unit, 4u);
-  EXPECT_EQ(plan_for(chain("bytes-big"), DataType::complex_(128)).swap_unit, 8u);
+  {
+    const auto p = plan_for(chain("bytes"));
+    EXPECT_FALSE(p.host_whole_chain());
+    EXPECT_TRUE(p.device_stages().empty() && p.host_stages().empty());
+    EXPECT_TRUE(p.stored_as_laid_out());
+    EXPECT_EQ(p.swap_unit(), 1u);
+    EXPECT_EQ(p.stored_strides(), (std::vector<std::int64_t>{16, 4}));
+  }
+  EXPECT_EQ(plan_for(chain("transpose")).stored_strides(), (std::vector<std::int64_t>{4, 20}));  // stored as 4 x 5, F order
+  EXPECT_EQ(plan_for(chain("bytes-big")).swap_unit(), 4u);
+  EXPECT_EQ(plan_for(chain("bytes-big"), DataType::complex_(128)).swap_unit(), 8u);
   EXPECT_EQ(kinds(plan_for(chain("blosc-lz4-shuffle"))), "blosc ");
-  EXPECT_EQ(kinds(plan_for(chain("lz4"))), "lz4 ");
-  EXPECT_EQ(kinds(plan_for(chain("blosc-crc32c"))), "crc blosc ");
-  EXPECT_EQ(kinds(plan_for(chain("transpose-big-blosc-crc"))), "crc blosc ");
-  p = plan_for(chain("zstd"));
-  EXPECT_TRUE(p.gpu_stages.empty());
-  EXPECT_EQ(p.cpu_stages.size(), 1u);
-  p = plan_for(chain("gzip-crc32c"));  // crc32c on the GPU would need the gzip output: all CPU
-  EXPECT_EQ(kinds(p), "");
-  EXPECT_EQ(p.cpu_stages.size(), 2u);
+  EXPECT_EQ(kinds(plan_for(chain("lz4"))), "numcodecs.lz4 ");
+  EXPECT_EQ(kinds(plan_for(chain("blosc-crc32c"))), "crc32c blosc ");
+  EXPECT_EQ(kinds(plan_for(chain("transpose-big-blosc-crc"))), "crc32c blosc ");
+  {
+    const auto p = plan_for(chain("zstd"));  // nvCOMP is off unless asked for
+    EXPECT_TRUE(p.device_stages().empty());
+    EXPECT_EQ(p.host_stages().size(), 1u);
+  }
+  {
+    const auto p = plan_for(chain("gzip-crc32c"));  // crc32c on the GPU would need the gzip output: all CPU
+    EXPECT_EQ(kinds(p), "");
+    EXPECT_EQ(p.host_stages().size(), 2u);
+  }
   json sharding = chain("sharding");
   sharding[0]["configuration"]["chunk_shape"] = json::array({5, 2});
-  EXPECT_TRUE(plan_for(sharding).cpu_whole_chain);
-  // A filter the GPU lacks, after the compressor in decode order, keeps everything on the CPU.
-  p = plan_for(json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
-                            {{"name", "numcodecs.shuffle"}, {"configuration", {{"elementsize", 4}}}},
-                            {{"name", "numcodecs.lz4"}}}));
-  EXPECT_EQ(kinds(p), "");
-  EXPECT_EQ(p.cpu_stages.size(), 2u);
+  EXPECT_TRUE(plan_for(sharding).host_whole_chain());
+  {
+    // A filter the GPU lacks, after the compressor in decode order, keeps everything on the CPU.
+    const auto p = plan_for(json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                         {{"name", "numcodecs.shuffle"}, {"configuration", {{"elementsize", 4}}}},
+                                         {{"name", "numcodecs.lz4"}}}));
+    EXPECT_EQ(kinds(p), "");
+    EXPECT_EQ(p.host_stages().size(), 2u);
+  }
+  // An array->array codec without a device half (delta) decodes the whole chain on the host.
+  EXPECT_TRUE(plan_for(json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", "<f4"}}}},
+                                    {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}}))
+                  .host_whole_chain());
+}
+
+// A codec with a pass over the decoded chunk (numcodecs.delta on integers) decodes on the
+// device after the compressor; float deltas (whose sums depend on the order) stay on the host.
+TEST(GpuChainPlan, IntegerDeltaIsADevicePass) {
+  install_gpu_support();
+  auto plan_for = [](const std::string& dtype_v2, DataType dtype, const json& more) {
+    ArraySpec spec;
+    spec.shape = {100};
+    spec.chunks = {10};
+    spec.dtype = dtype;
+    json codecs = json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", dtype_v2}}}},
+                               {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+    for (const auto& c : more) codecs.push_back(c);
+    spec.codecs = codecs;
+    const ArrayMetadata m = make_array_metadata(spec, CodecRegistry::builtin());
+    return gpu::DeviceChain(m.codecs->prepare(m.chunk_spec()), 1);
+  };
+  const auto ints = plan_for("<i4", DataType::int_(32), json::array({{{"name", "numcodecs.lz4"}}}));
+  EXPECT_FALSE(ints.host_whole_chain());
+  EXPECT_EQ(ints.passes().size(), 1u);
+  EXPECT_EQ(ints.device_stages().size(), 1u);
+  EXPECT_FALSE(ints.stored_as_laid_out());
+  EXPECT_TRUE(plan_for("<f8", DataType::float_(64), json::array()).host_whole_chain());
+}
+
+// Planning a chunk: the device halves' jobs for well-formed headers, and the host for the
+// rest (no GPU needed).
+TEST(GpuChainPlan, PlansChunksFromTheirHeaders) {
+  install_gpu_support();
+  ArraySpec spec;
+  spec.shape = {64};
+  spec.chunks = {64};
+  spec.dtype = DataType::uint_(32);
+  spec.codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                             {{"name", "numcodecs.lz4"}},
+                             {{"name", "crc32c"}}});
+  const ArrayMetadata m = make_array_metadata(spec, CodecRegistry::builtin());
+  const gpu::DeviceChain chain(m.codecs->prepare(m.chunk_spec()), 1);
+  std::vector<std::uint32_t> values(64);
+  for (std::uint32_t i = 0; i < 64; ++i) values[i] = i * 7;
+  NDBuffer chunk = NDBuffer::allocate({64}, spec.dtype);
+  std::memcpy(chunk.data(), values.data(), 256);
+  const Buffer encoded = m.codecs->encode(chunk, m.chunk_spec());
+  gpu::BatchWorks works;
+  const auto where = chain.plan_chunk(3, encoded.view(), works);
+  ASSERT_TRUE(where.has_value());
+  EXPECT_EQ(where->area, gpu::ChunkBytes::Area::kSlot);
+  EXPECT_EQ(where->size, 256u);
+  EXPECT_EQ(works.in_phase_order().size(), 2u);  // the checksum, then the LZ4 stream
+  EXPECT_EQ(works.in_phase_order()[0]->phase(), gpu::BatchWork::kVerify);
+  // A size prefix that disagrees with the chunk: the host decodes it (and reports it).
+  Buffer lying = Buffer::copy_of(encoded.view());
+  lying.data()[0] = std::byte{0x10};
+  gpu::BatchWorks others;
+  EXPECT_FALSE(chain.plan_chunk(0, lying.view(), others).has_value());
+  EXPECT_FALSE(chain.plan_chunk(0, encoded.view().first(3), others).has_value());
+  // The host's decode of the device stages gives the stored chunk.
+  const Buffer stored = chain.decode_device_stages_on_host(encoded.view());
+  ASSERT_EQ(stored.size(), 256u);
+  EXPECT_EQ(std::memcmp(stored.data(), values.data(), 256), 0);
 }
 
 struct Geometry {
@@ -295,6 +369,34 @@ TEST(GpuRead, ManyBatchesIntoAStridedView) {
   }
 }
 
+TEST(GpuRead, IntegerDeltaDecodesOnTheDevice) {
+  REQUIRE_GPU();
+  for (const auto& [dtype, v2] : std::vector<std::pair<DataType, std::string>>{
+           {DataType::int_(8), "|i1"}, {DataType::uint_(16), "<u2"}, {DataType::int_(32), "<i4"},
+           {DataType::int_(64), "<i8"}}) {
+    for (const json& compressor : {json::array(), json::array({{{"name", "zstd"}, {"configuration", {{"level", 1}}}}}),
+                                   json::array({{{"name", "numcodecs.lz4"}}})}) {
+      auto store = MemoryStore::create();
+      ArraySpec spec;
+      spec.shape = {7000, 3};
+      spec.chunks = {3001, 3};  // chunks of several tiles of the kernel, an edge chunk
+      spec.dtype = dtype;
+      json codecs = json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", v2}}}},
+                                 {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+      for (const auto& c : compressor) codecs.push_back(c);
+      spec.codecs = codecs;
+      Array array = Array::create(store, "d", make_array_metadata(spec, CodecRegistry::builtin()));
+      auto values = make_values(7000 * 3 * dtype.size(), dtype.size(), 77);
+      array.write({}, host_view(values, spec.shape, array.dtype()));
+      const std::uint64_t on_gpu = gpu::read_stats().chunks_decoded_on_gpu.load();
+      const std::string what = fmt::format("delta {} {}", dtype.name(), compressor.dump());
+      expect_same_read_in_device_memory(array, {}, what);
+      expect_same_read_in_device_memory(array, {Slice{2999, 6010, 3}}, what + " part");
+      EXPECT_GT(gpu::read_stats().chunks_decoded_on_gpu.load(), on_gpu) << what;
+    }
+  }
+}
+
 TEST(GpuRead, V2BigEndianFortranOrderBlosc) {
   REQUIRE_GPU();
   auto store = MemoryStore::create();
@@ -308,9 +410,9 @@ TEST(GpuRead, V2BigEndianFortranOrderBlosc) {
   Array array = Array::create(store, "v2", make_array_metadata(spec, CodecRegistry::builtin()));
   auto values = make_values(33 * 17 * 5 * 4, 4, 9);
   array.write({}, host_view(values, spec.shape, array.dtype()));
-  const gpu::ChainPlan plan = gpu::plan_chain(array.metadata());
-  EXPECT_FALSE(plan.cpu_whole_chain);
-  EXPECT_EQ(plan.swap_unit, 4u);
+  const gpu::DeviceChain plan(array.metadata().codecs->prepare(array.metadata().chunk_spec()), 1);
+  EXPECT_FALSE(plan.host_whole_chain());
+  EXPECT_EQ(plan.swap_unit(), 4u);
   std::mt19937_64 rng(5);
   expect_same_read_in_device_memory(array, {}, "v2 full");
   for (int k = 0; k < 20; ++k) {

@@ -10,7 +10,8 @@
 #include "engine/selection_testing.h"
 #include "gpu/gpu_testing.h"
 #include "gpu/device_read.h"
-#include "gpu/sharded_plan.h"
+#include "core/partial_chunk_codec.h"
+#include "gpu/device_chain.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
@@ -65,23 +66,27 @@ void fill(Array& array, std::uint64_t seed) {
 }
 
 
+// The device reads inner chunks where the chain is sharding alone (its partial codec says
+// where they are), and their chain is the one the device halves plan (no GPU needed).
 TEST(GpuShardPlan, InnerChunksOfPlainShardingOnly) {
+  install_gpu_support();
   auto store = MemoryStore::create();
   Array plain = make_array(store, {50, 70}, {20, 32}, sharding({10, 8}, json::array({kLittle, blosc_lz4(4)})));
-  const auto sharded = gpu::plan_sharded_read(plain.metadata());
-  ASSERT_TRUE(sharded.has_value());
-  EXPECT_EQ(sharded->inner.chunk_shape, (Shape{10, 8}));
-  EXPECT_EQ(sharded->layout.num_inner_chunks, 8u);
-  const gpu::InnerChunkPlace place = gpu::place_inner_chunk(*sharded, {3, 5});
-  EXPECT_EQ(place.shard_coords, (std::vector<std::uint64_t>{1, 1}));
-  EXPECT_EQ(place.ordinal, 1u * 4 + 1);  // (1, 1) in a 2 x 4 grid of inner chunks
-  // Not sharded, or sharding with a codec around it: not planned as inner chunks.
+  const PartialChunkCodec* partial = plain.metadata().prepared_chain().partial();
+  ASSERT_NE(partial, nullptr);
+  EXPECT_EQ(partial->inner_chain()->spec().shape, (Shape{10, 8}));
+  EXPECT_EQ(partial->num_inner_chunks(), 8u);
+  const gpu::DeviceChain inner(partial->inner_chain(), 1);
+  EXPECT_FALSE(inner.host_whole_chain());
+  ASSERT_EQ(inner.device_stages().size(), 1u);
+  // Not sharded, or sharding with a codec around it: no inner chunks to read.
   Array unsharded = make_array(MemoryStore::create(), {50, 70}, {20, 32}, json::array({kLittle}));
-  EXPECT_FALSE(gpu::plan_sharded_read(unsharded.metadata()).has_value());
+  EXPECT_EQ(unsharded.metadata().prepared_chain().partial(), nullptr);
   json wrapped = sharding({10, 8}, json::array({kLittle}));
   wrapped.push_back({{"name", "crc32c"}});
   Array outer = make_array(MemoryStore::create(), {50, 70}, {20, 32}, wrapped);
-  EXPECT_FALSE(gpu::plan_sharded_read(outer.metadata()).has_value());
+  EXPECT_EQ(outer.metadata().prepared_chain().partial(), nullptr);
+  EXPECT_TRUE(gpu::DeviceChain(outer.metadata().codecs->prepare(outer.metadata().chunk_spec()), 1).host_whole_chain());
 }
 
 TEST(GpuShardRead, MatchesCpu) {

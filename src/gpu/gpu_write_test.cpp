@@ -179,7 +179,8 @@ TEST(GpuWrite, MatrixMatchesCpuWrites) {
           make_array(layout_store, shape, chunks, dtype, layout_codecs(chain.codecs), fill).write({}, host_view(values, shape, dtype));
           expect_host_encoder_bytes(*gpu_store, *layout_store, on_gpu.metadata(), what);
         }
-        // A partial write goes through the CPU path (old chunks are needed).
+        // A partial write: chunks written in part are read, merged and re-encoded on the
+        // device where the chain encodes there and each axis is selected in one run.
         const Selection sel = testing::random_selection(rng, shape);
         const Shape sel_shape = on_cpu.selection_shape(sel);
         auto part = make_values(checked_nbytes(sel_shape, dtype), dtype.size(), rng());
@@ -197,6 +198,41 @@ TEST(GpuWrite, MatrixMatchesCpuWrites) {
   }
   EXPECT_EQ(arrays, quick ? 64 : 240);
   EXPECT_GT(gpu::read_stats().chunks_encoded_on_gpu.load(), encoded_before);
+}
+
+// A write that covers chunks in part, on chains the device encodes: the old values are read
+// into device memory and merged there (no round trip through the host's write), and the
+// array equals the one the host writes, missing chunks and ragged edges included.
+TEST(GpuWrite, PartialWritesMergeOnTheDevice) {
+  REQUIRE_GPU();
+  const Shape shape{50, 37};
+  const Shape chunks{16, 10};
+  for (const Chain& chain : write_chains(4, 2)) {
+    if (!chain.on_gpu) continue;
+    SCOPED_TRACE(chain.name);
+    auto gpu_store = MemoryStore::create();
+    auto cpu_store = MemoryStore::create();
+    Array on_gpu = make_array(gpu_store, shape, chunks, DataType::float_(32), chain.codecs, json(-1));
+    Array on_cpu = make_array(cpu_store, shape, chunks, DataType::float_(32), chain.codecs, json(-1));
+    // Part of the array first (the rest stays missing), then a box across chunk borders.
+    std::mt19937_64 rng(7);
+    for (const Selection& sel : {Selection{Slice{0, 20, 1}, Slice{0, 25, 1}}, Selection{Slice{5, 45, 1}, Slice{3, 37, 1}},
+                                 Selection{std::int64_t{49}, Slice{30, 37, 1}}}) {
+      const Shape sel_shape = on_cpu.selection_shape(sel);
+      auto part = make_values(checked_nbytes(sel_shape, DataType::float_(32)), 4, rng());
+      const std::uint64_t on_cpu_before = gpu::read_stats().device_writes_on_cpu.load();
+      const std::uint64_t merged_before = gpu::read_stats().chunks_merged_on_gpu.load();
+      const Buffer device_part = to_device({part.data(), part.size()});
+      on_gpu.write(sel, NDView{const_cast<std::byte*>(device_part.data()), sel_shape,
+                               NDView::c_strides(sel_shape, 4), DataType::float_(32), MemoryKind::kDevice});
+      on_cpu.write(sel, host_view(part, sel_shape, DataType::float_(32)));
+      EXPECT_EQ(gpu::read_stats().device_writes_on_cpu.load(), on_cpu_before) << "went through the host's write";
+      EXPECT_GT(gpu::read_stats().chunks_merged_on_gpu.load(), merged_before);
+      expect_same_array(on_gpu, on_cpu, "[" + testing::describe_selection(sel) + "]");
+      EXPECT_EQ(gpu_store->list(), cpu_store->list());
+      if (HasFatalFailure()) return;
+    }
+  }
 }
 
 // Chunks of 512 KiB: LZ4 blocks of several segments, blosc splits of one and of two

@@ -358,6 +358,16 @@ unsigned grid_y(std::uint32_t count) { return std::max(1u, std::min<std::uint32_
 
 }  // namespace
 
+void load_kernels() {
+  cudaFuncAttributes attributes;
+  cudaFuncGetAttributes(&attributes, decode_streams_kernel<false, kStreamBlocksPerSm>);
+  cudaFuncGetAttributes(&attributes, unshuffle_blocks_kernel);
+  cudaFuncGetAttributes(&attributes, crc32c_segments_kernel);
+  cudaFuncGetAttributes(&attributes, crc32c_combine_kernel);
+  cudaFuncGetAttributes(&attributes, copy_regions_kernel);
+  cudaGetLastError();
+}
+
 const char* decode_variant_name(DecodeVariant variant) {
   switch (variant) {
     case DecodeVariant::kDirect: return "direct";

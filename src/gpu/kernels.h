@@ -70,6 +70,10 @@ struct CopyJob {
 };
 constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
 
+// Loads every kernel of this file (the runtime loads a kernel at its first launch otherwise,
+// which a first read would pay for).
+void load_kernels();
+
 // Launches. Pointers are device pointers; tables live in device memory. Each returns the
 // launch error (cudaSuccess when it was queued).
 //

@@ -9,39 +9,12 @@
 #include "codecs/crc32c.h"
 #include "core/checked_math.h"
 #include "gpu/batch_support.h"
-#include "gpu/chunk_plan.h"
+#include "gpu/device_chain.h"
+#include "gpu/device_settings.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit::gpu {
 namespace {
-
-// The settings c-blosc would compress with, from the codec's metadata form.
-std::optional<BloscWriteSettings> blosc_settings(const BytesToBytesCodec& codec, const DataType& dtype) {
-  const nlohmann::json config = codec.to_json().value("configuration", nlohmann::json::object());
-  const std::string cname = config.value("cname", std::string("lz4"));
-  if (cname != "lz4" && cname != "lz4hc") return std::nullopt;
-  BloscWriteSettings s;
-  const std::size_t item = dtype.size();
-  std::size_t typesize = item >= 1 && item <= BLOSC_MAX_TYPESIZE ? item : 1;
-  if (auto it = config.find("typesize"); it != config.end() && it->is_number_unsigned()) {
-    typesize = it->get<std::size_t>();
-  }
-  s.typesize = typesize >= 1 && typesize <= BLOSC_MAX_TYPESIZE ? static_cast<unsigned>(typesize) : 1u;
-  const auto shuffle = config.find("shuffle");
-  if (shuffle != config.end() && shuffle->is_string()) {  // v3 "blosc"
-    if (*shuffle == "shuffle") s.shuffle = BlockShuffle::kByte;
-    if (*shuffle == "bitshuffle") s.shuffle = BlockShuffle::kBit;
-  } else {  // numcodecs: 0, 1, 2, or -1 (bit for single bytes, else byte)
-    const int v = shuffle != config.end() && shuffle->is_number_integer() ? shuffle->get<int>() : 1;
-    if (v == 1) s.shuffle = BlockShuffle::kByte;
-    if (v == 2) s.shuffle = BlockShuffle::kBit;
-    if (v == -1) s.shuffle = item == 1 ? BlockShuffle::kBit : BlockShuffle::kByte;
-  }
-  const auto blocksize = config.value("blocksize", std::uint64_t{0});
-  s.blocksize = static_cast<std::uint32_t>(std::min<std::uint64_t>(blocksize, BLOSC_MAX_BLOCKSIZE));
-  s.compress = config.value("clevel", 5) > 0;
-  return s;
-}
 
 }  // namespace
 
@@ -149,35 +122,38 @@ BloscWriteLayout plan_blosc_write(std::uint64_t nbytes, const BloscWriteSettings
   return layout;
 }
 
-WritePlan plan_write(const ArrayMetadata& m) {
+WritePlan plan_write(const ArrayMetadata& m, const CodecRegistry& registry) {
   WritePlan plan;
-  const ChainPlan read = plan_chain(m);  // the same layout facts: transposes and byte order
-  if (read.cpu_whole_chain) return plan;
-  plan.swap_unit = read.swap_unit;
-  plan.stored_strides = read.stored_strides;
-  plan.chunk_bytes = read.chunk_bytes;
+  // The same layout facts as reads: transposes and byte order fold the same way.
+  const DeviceChain read(std::shared_ptr<const PreparedChain>(std::shared_ptr<void>(), &m.prepared_chain()), 1,
+                         device_settings(), registry);
+  // The encoder has no passes (delta's differences are taken on the host).
+  if (read.host_whole_chain() || !read.passes().empty()) return plan;
+  plan.swap_unit = read.swap_unit();
+  plan.stored_strides = read.stored_strides();
+  plan.chunk_bytes = read.chunk_bytes();
+  // Bytes->bytes in encode order: at most one compressor (LZ4 or a blosc frame of LZ4
+  // streams), then checksums; anything else writes on the host.
   const auto& bb = m.codecs->bytes_to_bytes();
-  std::size_t i = 0;
-  if (i < bb.size()) {
-    const std::string_view name = bb[i]->name();
-    if (name == "numcodecs.lz4") {
-      if (plan.chunk_bytes > static_cast<std::uint64_t>(INT32_MAX)) return plan;
-      plan.compressor = WritePlan::Compressor::kLz4;
-      ++i;
-    } else if (name == "blosc" || name == "numcodecs.blosc") {
-      auto settings = blosc_settings(*bb[i], m.dtype);
-      if (!settings || plan.chunk_bytes > static_cast<std::uint64_t>(BLOSC_MAX_BUFFERSIZE)) return plan;
-      plan.compressor = WritePlan::Compressor::kBlosc;
-      plan.blosc = *settings;
-      plan.layout = plan_blosc_write(plan.chunk_bytes, plan.blosc);
-      ++i;
+  for (std::size_t i = 0; i < bb.size(); ++i) {
+    const auto half = std::dynamic_pointer_cast<const DeviceEncoderStep>(registry.make_device(bb[i]));
+    const auto step = half ? half->write_step(read.ab_spec()) : std::nullopt;
+    if (!step) return plan;
+    switch (step->kind) {
+      case WriteStep::Kind::kLz4:
+        if (i != 0 || plan.chunk_bytes > static_cast<std::uint64_t>(INT32_MAX)) return plan;
+        plan.compressor = WritePlan::Compressor::kLz4;
+        break;
+      case WriteStep::Kind::kBlosc:
+        if (i != 0 || plan.chunk_bytes > static_cast<std::uint64_t>(BLOSC_MAX_BUFFERSIZE)) return plan;
+        plan.compressor = WritePlan::Compressor::kBlosc;
+        plan.blosc = step->blosc;
+        plan.layout = plan_blosc_write(plan.chunk_bytes, plan.blosc);
+        break;
+      case WriteStep::Kind::kChecksum:
+        plan.checksums.push_back(step->checksum_first);
+        break;
     }
-  }
-  for (; i < bb.size(); ++i) {
-    const std::string_view name = bb[i]->name();
-    if (name != "crc32c" && name != "numcodecs.crc32c") return plan;
-    const nlohmann::json config = bb[i]->to_json().value("configuration", nlohmann::json::object());
-    plan.checksums.push_back(config.value("location", std::string("end")) == "start");
   }
   plan_frames(plan);
   plan.on_gpu = true;

@@ -13,18 +13,13 @@
 #include <vector>
 
 #include "gpu/kernels.h"
+#include "gpu/write_steps.h"
 #include "gpu/write_frames.cuh"
 #include "zarrkit/buffer.h"
+#include "zarrkit/codec_registry.h"
 #include "zarrkit/metadata.h"
 
 namespace zarrkit::gpu {
-
-struct BloscWriteSettings {
-  unsigned typesize = 1;                      // as the header records it (1..255)
-  BlockShuffle shuffle = BlockShuffle::kCopy;  // kCopy: no shuffle
-  std::uint32_t blocksize = 0;                 // 0: chosen here
-  bool compress = true;                        // clevel 0 stores every split raw
-};
 
 // The frame layout of one chunk of `nbytes` (the same for every chunk of an array).
 struct BloscSplit {
@@ -55,7 +50,8 @@ struct WritePlan {
   std::vector<WriteStream> streams;
   std::vector<WriteSegment> segments;
 };
-WritePlan plan_write(const ArrayMetadata& metadata);
+// The plan for `metadata`'s chain, from the device halves registered in `registry`.
+WritePlan plan_write(const ArrayMetadata& metadata, const CodecRegistry& registry = CodecRegistry::builtin());
 // Fills plan.frame, plan.streams and plan.segments from the compressor, the blosc layout
 // and the checksums (plan_write calls it).
 void plan_frames(WritePlan& plan);

@@ -200,9 +200,9 @@ GPU_PATH_CASES = [(3, n, k) for n, k in V3_CODECS.items()] + [(2, n, k) for n, k
 @pytest.mark.parametrize("selection", sorted(GPU_PATH_SELECTIONS))
 @pytest.mark.parametrize("where", ["local", "zarr-memory"])
 def test_device_read_path_in_host_memory(tmp_path, monkeypatch, zarr_format, name, kwargs, selection, where):
-    # "local": zarrkit reads the chunk files itself (renamed keys); "zarr-memory": a store
-    # zarrkit cannot open, whose chunks come through zarr-python.
-    from zarrkit import _zarr_gpu_read, config
+    # "local": zarrkit reads the chunk files itself; "zarr-memory": a store zarrkit cannot
+    # open, whose chunks come through zarr-python. Host memory stands for the device here.
+    from zarrkit import _zarr_gpu_read
 
     path = tmp_path / "a.zarr" if where == "local" else zarr.storage.MemoryStore()
     data = (np.arange(40 * 48).reshape(40, 48) % 251).astype("i4") - 100
@@ -214,7 +214,6 @@ def test_device_read_path_in_host_memory(tmp_path, monkeypatch, zarr_format, nam
     pick = GPU_PATH_SELECTIONS[selection]
     expected = pick(zarr.open_array(path, mode="r"))  # zarr-python's own pipeline
     monkeypatch.setattr(_zarr_gpu_read, "wanted", lambda out: True)
-    monkeypatch.setattr(_zarr_gpu_read, "_device_memory", lambda: config.set(memory="host"))
     before = dict(zarr_pipeline.stats)
     with zarr.config.set({"codec_pipeline.path": OURS}):
         got = pick(zarr.open_array(path, mode="r"))

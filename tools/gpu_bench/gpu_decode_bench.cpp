@@ -30,7 +30,7 @@
 #include <fmt/format.h>
 
 #include "bench_data.h"
-#include "gpu/chunk_plan.h"
+#include "gpu/codecs/blosc_device.h"
 #include "gpu/device_read.h"
 #include "gpu/kernels.h"
 #include "zarrkit/array.h"

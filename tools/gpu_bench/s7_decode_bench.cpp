@@ -53,7 +53,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/chunk_plan.h"
+#include "gpu/codecs/blosc_device.h"
 #include "gpu/device_read.h"
 #include "gpu/kernels.h"
 #include "gpu/nvcomp_runtime.h"

@@ -1,0 +1,33 @@
+// The device half of "bytes": the stored elements in C order of the array->bytes spec; a
+// big-endian order is reversed element by element while the scatter places them.
+#include "gpu/codecs/register.h"
+#include "gpu/device_codec.h"
+
+namespace zarrkit::gpu {
+namespace {
+
+class BytesDevice final : public DeviceArrayCodec {
+ public:
+  explicit BytesDevice(std::optional<Endian> endian) : endian_(endian) {}
+
+  bool fold(const ChunkSpec& decoded, StoredLayout& layout) const override {
+    if (endian_.value_or(Endian::kLittle) == native_endian() || decoded.dtype.swap_unit() <= 1) return true;
+    // Structured types swap field by field, which the scatter does not do.
+    if (decoded.dtype.kind() == DataTypeKind::kStructured) return false;
+    layout.swap_unit = static_cast<std::uint32_t>(decoded.dtype.swap_unit());
+    return true;
+  }
+
+ private:
+  std::optional<Endian> endian_;
+};
+
+}  // namespace
+
+void register_bytes_device_codec(const CodecRegistry& registry) {
+  registry.add_device("bytes", [](const std::shared_ptr<const Codec>& host) -> std::shared_ptr<const DeviceCodec> {
+    return std::make_shared<BytesDevice>(host->element_byte_order());
+  });
+}
+
+}  // namespace zarrkit::gpu
