@@ -255,12 +255,17 @@ TEST(FetchedReads, TasksWithoutAKeyReadFromTheStoreItself) {
 }
 
 TEST(FetchedReads, AFailedFetchStopsTheReadAndIsReportedWithItsContext) {
+  const PoolOf pool(4);  // batches of 2
   auto store = std::make_shared<BatchingStore>(4);
   put_chunks(*store, 200);
   Fixture f(200);
   std::atomic<std::size_t> read{0};
   store->before_each = [&](const std::string& key) {
     if (key == key_of_chunk(20)) store->fail = true;
+  };
+  std::atomic<std::size_t> requested_after_failure{0};
+  store->on_batch = [&](std::size_t keys) {
+    if (store->fail) requested_after_failure += keys;
   };
   try {
     read_fetched_as_they_arrive(store, *f.metadata, f.region, 200, "array 'x' in memory://test", key_of_chunk,
@@ -270,8 +275,11 @@ TEST(FetchedReads, AFailedFetchStopsTheReadAndIsReportedWithItsContext) {
     EXPECT_NE(std::string(e.what()).find("array 'x' in memory://test"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("the server went away"), std::string::npos) << e.what();
   }
-  EXPECT_LT(store->keys_requested.load(), 40u);  // the rest was never asked for
-  EXPECT_LT(read.load(), 200u);
+  // Once the store has failed, each of the other threads requests at most the batch it had
+  // decided on, which fails at once: the rest is never asked for. (How far the others got
+  // before the failing batch was handed over depends on the scheduler.)
+  EXPECT_LE(requested_after_failure.load(), 3u * 2u);
+  EXPECT_LT(read.load(), 200u);  // chunk 21 never arrives
 }
 
 TEST(FetchedReads, AFailedReadStopsTheFetchingAndIsRethrownAsItIs) {
