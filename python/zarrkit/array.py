@@ -547,6 +547,14 @@ class Array:
             data = np.moveaxis(np.broadcast_to(data, numpy_shape), 0, moved)
         self._impl.write(key, data, self._write_empty_chunks)
 
+    def warm_up_gpu(self, selection: Any = Ellipsis) -> None:
+        """Makes ahead what reading ``selection`` into GPU memory needs: pinned staging,
+        device memory, streams and the kernels of this array's codecs, kept for later reads.
+        The first read then costs what later ones do (a CUDA context is made too).
+        ``zarrkit.config.warm_up_gpu(array)`` does the same."""
+        key, _ = self._key(selection, lists="orthogonal")
+        self._impl.warm_up_gpu(key)
+
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """Reads a basic selection (integers, slices, ...).
 

@@ -50,7 +50,7 @@ from typing import Any
 
 from zarrkit import _zarrkit
 
-__all__ = ["as_dict", "defaults", "enable_gpu", "get", "gpu_available", "reset", "set"]
+__all__ = ["as_dict", "defaults", "enable_gpu", "get", "gpu_available", "reset", "set", "warm_up_gpu"]
 
 _lock = threading.Lock()
 _INT_MAX = 2**63 - 1
@@ -186,6 +186,13 @@ def enable_gpu() -> _Restore:
     CUDA support or the machine has no usable GPU. Usable as a context manager.
     """
     return set(memory="device")
+
+
+def warm_up_gpu(array: Any, selection: Any = Ellipsis) -> None:
+    """Makes ahead what reading ``selection`` of ``array`` (a :class:`zarrkit.Array`) into
+    GPU memory needs (pinned staging, device memory, streams, the kernels), so that the
+    first read costs what later ones do. ``UnsupportedError`` without a GPU."""
+    array.warm_up_gpu(selection)
 
 
 def __getattr__(name: str) -> Any:

@@ -5,14 +5,20 @@
 // chunk (or starts from the fill value), applies its points in increasing order, so a
 // repeated point keeps its last value, and stores it, erasing it when only fill remains.
 // On stores that batch gets the chunks are fetched in batches, as plain reads fetch them
-// (fetched_reads.h).
+// (fetched_reads.h). Reads of a sharded array (a chain with a partial codec) read each
+// shard's index and then only the inner chunks that hold points, as byte ranges, and decode
+// those alone.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <map>
+#include <unordered_map>
 
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
+#include "core/partial_chunk_codec.h"
 #include "engine/chunk_io.h"
 #include "engine/fetched_reads.h"
 #include "engine/indexer.h"
@@ -38,7 +44,7 @@ std::string describe_array(const Array& array) {
 // batches and each task runs as its chunk arrives, with a store that serves the fetched
 // bytes (fetched_reads.h); elsewhere each task reads its chunk from the array's store.
 template <typename Body>
-void run_point_tasks(const Array& array, const PointPlan& plan, Body&& body) {
+void run_point_tasks(const Array& array, const PointPlan& plan, Body&& body, bool reads_in_part = false) {
   const ArrayMetadata& m = array.metadata();
   auto run = [&](Store& store, std::size_t index) {
     PointTask task;
@@ -55,7 +61,9 @@ void run_point_tasks(const Array& array, const PointPlan& plan, Body&& body) {
   const std::shared_ptr<Store>& store = array.store();
   const std::size_t num_tasks = to_size(plan.num_tasks());
   if (store->capabilities().batched_gets) {
+    // Tasks that read in part make their own ranged requests (no key to fetch for them).
     auto key_of = [&](std::size_t index) {
+      if (reads_in_part) return std::string();
       PointTask task;
       plan.task(index, task);
       return join_key(array.path(), m.chunk_key(task.chunk_coords));
@@ -64,6 +72,88 @@ void run_point_tasks(const Array& array, const PointPlan& plan, Body&& body) {
                                       describe_array(array), key_of, run);
   }
   shared_thread_pool().parallel_for(num_tasks, [&](std::size_t index) { run(*store, index); });
+}
+
+// The points of one shard: its index, then the inner chunks that hold points (one ranged
+// request for all of them), each decoded once; points in inner chunks that are not stored
+// read as the fill value.
+void read_shard_points(const PartialChunkCodec& partial, const ArrayMetadata& m, const PointPlan& plan, Store& store,
+                       const PointTask& task, const std::string& key,
+                       const std::function<std::byte*(std::uint64_t)>& out_at) {
+  const std::size_t ndim = m.ndim();
+  const std::size_t itemsize = m.dtype.size();
+  const Shape& inner = partial.inner_chain()->spec().shape;
+  // The whole shard's inner chunks (inside the array), to learn where each is stored.
+  Shape valid(ndim);
+  std::vector<AxisRun> whole(ndim);
+  BlockRuns runs;
+  for (std::size_t a = 0; a < ndim; ++a) {
+    const std::uint64_t begin = task.chunk_coords[a] * m.chunk_shape[a];
+    valid[a] = std::min(m.chunk_shape[a], m.shape[a] - begin);
+    whole[a] = AxisRun{0, 1, valid[a], 0, 1};
+  }
+  for (std::size_t a = 0; a < ndim; ++a) runs.emplace_back(&whole[a], 1);
+  const LocatedChunks located = partial.locate(ChunkSource{&store, key, 0, std::nullopt, std::nullopt}, runs, valid);
+  const ByteView fill = m.fill_value.bytes();
+  if (!located.stored) {
+    for (const std::uint64_t p : task.points) std::memcpy(out_at(p), fill.data(), itemsize);
+    return;
+  }
+  std::unordered_map<std::uint64_t, std::size_t> index_of;  // ordinal -> entry of `located`
+  for (std::size_t i = 0; i < located.selection.chunks.size(); ++i) index_of[located.selection.chunks[i].ordinal] = i;
+  // Points by the inner chunk that holds them (its ordinal), with their offsets in it.
+  std::map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> by_inner;
+  for (const std::uint64_t p : task.points) {
+    std::uint64_t rest = plan.offset_in_chunk(p);
+    std::uint64_t ordinal = 0, offset = 0, grid_stride = 1, inner_stride = 1;
+    for (std::size_t a = ndim; a-- > 0;) {
+      const std::uint64_t coord = rest % m.chunk_shape[a];
+      rest /= m.chunk_shape[a];
+      ordinal += coord / inner[a] * grid_stride;
+      offset += coord % inner[a] * inner_stride;
+      grid_stride *= m.chunk_shape[a] / inner[a];
+      inner_stride *= inner[a];
+    }
+    by_inner[ordinal].emplace_back(p, offset);
+  }
+  std::vector<ByteRange> ranges;
+  std::vector<std::uint64_t> wanted;
+  for (const auto& [ordinal, points] : by_inner) {
+    const InnerChunkBytes& b = located.bytes.at(index_of.at(ordinal));
+    if (b.stored) {
+      ranges.push_back(ByteRange::range(b.offset, b.offset + b.nbytes));
+      wanted.push_back(ordinal);
+    } else {
+      for (const auto& [p, offset] : points) std::memcpy(out_at(p), fill.data(), itemsize);
+    }
+  }
+  if (ranges.empty()) return;
+  const auto parts = store.get_ranges(key, ranges, BufferPrototype::host());
+  for (std::size_t r = 0; r < wanted.size(); ++r) {
+    const auto& points = by_inner.at(wanted[r]);
+    if (!parts) {  // deleted since the index was read: the fill value
+      for (const auto& [p, offset] : points) std::memcpy(out_at(p), fill.data(), itemsize);
+      continue;
+    }
+    const InnerChunkBytes& b = located.bytes.at(index_of.at(wanted[r]));
+    const Buffer& bytes = (*parts)[r];
+    const std::string inner_chunk = located.selection.chunks[index_of.at(wanted[r])].describe();
+    if (bytes.size() != b.nbytes) {
+      fail_data_loss("{}: bytes [{}, {}) of the shard hold it, but the shard ends at byte {}", inner_chunk, b.offset,
+                     b.offset + b.nbytes, b.offset + bytes.size());
+    }
+    NDBuffer decoded;
+    try {
+      decoded = located.inner->decode(bytes.view(), BufferPrototype::host());
+    } catch (const Error& e) {
+      rethrow_with_context(e, inner_chunk);
+    }
+    if (decoded.nbytes() != located.inner->chunk_bytes()) {
+      fail_data_loss("{}: the codec chain decoded {} bytes, the inner chunk needs {}", inner_chunk, decoded.nbytes(),
+                     located.inner->chunk_bytes());
+    }
+    for (const auto& [p, offset] : points) std::memcpy(out_at(p), decoded.data() + offset * itemsize, itemsize);
+  }
 }
 
 void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
@@ -84,18 +174,24 @@ void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
     return out.data + (contiguous ? static_cast<std::int64_t>(p * itemsize)
                                   : strided_offset(p, out.shape, out.byte_strides));
   };
-  run_point_tasks(array, plan, [&](Store& store, const PointTask& task, const std::string& key) {
-    const auto encoded = store.get(key, BufferPrototype::host());
-    if (!encoded) {
-      const ByteView fill = m.fill_value.bytes();
-      for (const std::uint64_t p : task.points) std::memcpy(out_at(p), fill.data(), itemsize);
-      return;
-    }
-    const NDBuffer chunk = decode_chunk(m, encoded->view());
-    for (const std::uint64_t p : task.points) {
-      std::memcpy(out_at(p), chunk.data() + plan.offset_in_chunk(p) * itemsize, itemsize);
-    }
-  });
+  const PartialChunkCodec* partial = m.prepared_chain().partial();
+  const std::function<std::byte*(std::uint64_t)> out_of = out_at;
+  run_point_tasks(
+      array, plan,
+      [&](Store& store, const PointTask& task, const std::string& key) {
+        if (partial != nullptr) return read_shard_points(*partial, m, plan, store, task, key, out_of);
+        const auto encoded = store.get(key, BufferPrototype::host());
+        if (!encoded) {
+          const ByteView fill = m.fill_value.bytes();
+          for (const std::uint64_t p : task.points) std::memcpy(out_at(p), fill.data(), itemsize);
+          return;
+        }
+        const NDBuffer chunk = decode_chunk(m, encoded->view());
+        for (const std::uint64_t p : task.points) {
+          std::memcpy(out_at(p), chunk.data() + plan.offset_in_chunk(p) * itemsize, itemsize);
+        }
+      },
+      partial != nullptr);
 }
 
 NDBuffer read_points(const Array& array, NormalizedPoints points) {

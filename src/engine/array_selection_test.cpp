@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/partial_chunk_codec.h"
 #include "engine/point_indexer.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
@@ -63,6 +64,51 @@ TEST(Coordinates, ReadPointsInTheirOrderWithNegativeIndices) {
   const NDBuffer got = a.read_coordinates({{5, 0, -1, 2, 2}, {6, 0, 0, -7, 3}});
   EXPECT_EQ(got.shape(), (Shape{5}));
   EXPECT_EQ(values_of<std::int32_t>(got), (std::vector<std::int32_t>{41, 0, 35, 14, 17}));
+}
+
+// Points of a sharded array read the shard's index and only the inner chunks that hold
+// them: an inner chunk with no point in it is never decoded (a corrupt one does no harm),
+// and one with a point is (its damage is the error, naming the inner chunk).
+TEST(Coordinates, ShardedReadsDecodeOnlyTheInnerChunksThatHoldPoints) {
+  auto store = MemoryStore::create();
+  ArraySpec spec;
+  spec.shape = {20, 20};
+  spec.chunks = {10, 10};
+  spec.dtype = DataType::int_(32);
+  spec.codecs = json::array({{{"name", "sharding_indexed"},
+                              {"configuration",
+                               {{"chunk_shape", {5, 5}},
+                                {"codecs", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                                        {{"name", "zstd"}, {"configuration", {{"level", 1}}}}})},
+                                {"index_codecs",
+                                 json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                              {{"name", "crc32c"}}})}}}}});
+  Array a = Array::create(store, "a", make_array_metadata(spec, CodecRegistry::builtin()));
+  std::vector<std::int32_t> values(400);
+  std::iota(values.begin(), values.end(), 0);
+  a.write({}, view_of(values, {20, 20}, a.dtype()));
+  // Points in inner chunks (0,0) and (1,1) of shard (0,0), one in shard (1,1), one past
+  // the written shards' inner chunk (1,0) of shard (0,1).
+  EXPECT_EQ(values_of<std::int32_t>(a.read_coordinates({{1, 7, 12, 6}, {2, 8, 19, 13}})),
+            (std::vector<std::int32_t>{22, 148, 259, 133}));
+  // Damage inner chunk (0,1) of shard (0,0), which holds none of the points above.
+  const PartialChunkCodec* partial = a.metadata().prepared_chain().partial();
+  ASSERT_NE(partial, nullptr);
+  std::vector<AxisRun> whole{AxisRun{0, 1, 10, 0, 1}, AxisRun{0, 1, 10, 0, 1}};
+  const BlockRuns runs{std::span<const AxisRun>(&whole[0], 1), std::span<const AxisRun>(&whole[1], 1)};
+  const LocatedChunks located = partial->locate(ChunkSource{store.get(), "a/c/0/0", 0, std::nullopt, std::nullopt},
+                                                runs, Shape{10, 10});
+  std::size_t damaged = located.selection.chunks.size();
+  for (std::size_t i = 0; i < located.selection.chunks.size(); ++i) {
+    if (located.selection.chunks[i].ordinal == 1) damaged = i;
+  }
+  ASSERT_LT(damaged, located.selection.chunks.size());
+  Buffer shard = Buffer::copy_of(store->get("a/c/0/0")->view());
+  for (std::uint64_t k = 0; k < located.bytes[damaged].nbytes; ++k) shard.data()[located.bytes[damaged].offset + k] = std::byte{0x5a};
+  store->set("a/c/0/0", shard.view());
+  EXPECT_EQ(values_of<std::int32_t>(a.read_coordinates({{1, 7, 12, 6}, {2, 8, 19, 13}})),
+            (std::vector<std::int32_t>{22, 148, 259, 133}));
+  expect_error([&] { (void)a.read_coordinates({{1}, {7}}); }, ErrorCode::kDataLoss, "inner chunk (0,1)");
 }
 
 TEST(Coordinates, ArraysBroadcastLikeNumPy) {
