@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checked_math.h"
 #include "core/partial_chunk_codec.h"
 #include "gpu/device_batches.h"
 #include "gpu/device_read.h"

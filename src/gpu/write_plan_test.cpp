@@ -20,6 +20,7 @@
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
+#include "zarrkit/gpu.h"
 #include "zarrkit/ndbuffer.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
@@ -162,6 +163,7 @@ ArrayMetadata metadata_with(const nlohmann::json& codecs, DataType dtype = DataT
 // CPU crc32c codecs' own: byte for byte without a compressor, and the CPU chain (which
 // verifies every checksum) decodes the compressed ones.
 TEST(GpuWritePlan, ChecksumsEqualTheCpuCodecs) {
+  install_gpu_support();  // the device halves say what the device encodes (no GPU needed)
   const nlohmann::json bytes = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
   const nlohmann::json end = {{"name", "crc32c"}};
   const nlohmann::json start = {{"name", "numcodecs.crc32c"}, {"configuration", {{"location", "start"}}}};
@@ -205,6 +207,7 @@ TEST(GpuWritePlan, ChecksumsEqualTheCpuCodecs) {
 // tools/gpu_bench/check_gpu_written.py (zarr-python and numcodecs read them on any
 // machine), else into a temporary folder; read back here by the CPU path.
 TEST(GpuWritePlan, HostEncoderExportForZarrPython) {
+  install_gpu_support();  // the device halves say what the device encodes (no GPU needed)
   const std::optional<std::string> env = environment_variable("ZARRKIT_GPU_HOST_EXPORT_DIR");
   const std::filesystem::path dir =
       env ? std::filesystem::path(*env)
@@ -251,6 +254,7 @@ TEST(GpuWritePlan, HostEncoderExportForZarrPython) {
 }
 
 TEST(GpuWritePlan, ChainsTheDeviceEncodes) {
+  install_gpu_support();  // the device halves say what the device encodes (no GPU needed)
   auto plan_for = [](const nlohmann::json& codecs, DataType dtype = DataType::float_(32)) {
     ArraySpec spec;
     spec.shape = {100, 100};

@@ -9,8 +9,10 @@
 # session.log, gpu_tests.log, pytest.log, sanitizers.log, s7.json, bench.jsonl, gds.jsonl,
 # write_tests.log, write_bench.md.
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
-# STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench) runs
-# only those stages; BENCH_ONLY=s6 limits the S6/S10 stage to one scenario;
+# STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
+# first_read compare) runs only those stages; "compare" (not run by default: it needs a
+# baseline packed by pack_baseline.sh) times S6/S10 and the first reads of the baseline commit
+# and of this build in the same run, alternating; BENCH_ONLY=s6 limits the S6/S10 stage to one scenario;
 # S7_VARIANTS=all has S7 time every stream-decode kernel variant (direct, direct-uncapped,
 # staged), not only the read path's (direct).
 set -uo pipefail
@@ -139,6 +141,32 @@ timeout 140 "$work/bin/zarrkit_gpu_write_bench" --reps 3 --dir /tmp/zk_write_ben
 echo "write bench rc $?"
 cat "$out/write_bench.md"
 rm -rf /tmp/zk_write_bench
+fi
+
+if wanted first_read; then
+stage "first, second and steady reads into device memory (fresh processes)"
+timeout 200 python3 bench/gpu/first_read.py --dir /tmp/zk_first --json "$out/first_read.jsonl" --label new \
+  ${quick:+--layouts chunks,shards} 2>&1 | tail -20
+echo "first_read rc ${PIPESTATUS[0]}"
+fi
+
+if [[ ${STAGES:-} == *compare* && -d "$carry/baseline" ]]; then
+stage "compare: baseline $(cat "$carry/baseline/commit") against this build, same run, same files"
+base_py=$work/baseline_py
+rm -rf "$base_py" && cp -r "$carry/baseline/py" "$base_py"
+size=full; [[ $quick == --quick ]] && size=small
+for round in 1 2; do
+  for build in baseline new; do
+    if [[ $build == baseline ]]; then pp=$base_py:$work/site; script=$carry/baseline/bench/gpu/s6_s10.py
+    else pp=$work/py:$work/site; script=bench/gpu/s6_s10.py; fi
+    echo "-- $build, round $round"
+    PYTHONPATH=$pp timeout 150 python3 "$script" --dir /tmp/zk_cmp --size $size --reps 5 \
+      --json "$out/compare-$build.jsonl" --only "${COMPARE_ONLY:-s6,s10}" --skip-tensorstore --no-cold 2>&1 |
+      grep -E "zarrkit|^S[0-9]" | head -40
+  done
+done
+PYTHONPATH=$base_py:$work/site timeout 120 python3 bench/gpu/first_read.py --dir /tmp/zk_first --json "$out/first_read.jsonl" \
+  --label old --no-write 2>&1 | tail -8
 fi
 
 stage "done"

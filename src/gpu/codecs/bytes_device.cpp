@@ -26,7 +26,9 @@ class BytesDevice final : public DeviceArrayCodec {
 
 void register_bytes_device_codec(const CodecRegistry& registry) {
   registry.add_device("bytes", [](const std::shared_ptr<const Codec>& host) -> std::shared_ptr<const DeviceCodec> {
-    return std::make_shared<BytesDevice>(host->element_byte_order());
+    const auto* bytes = dynamic_cast<const ArrayToBytesCodec*>(host.get());
+    if (bytes == nullptr) return nullptr;
+    return std::make_shared<BytesDevice>(bytes->element_byte_order());
   });
 }
 

@@ -8,7 +8,7 @@ namespace {
 
 class TransposeDevice final : public DeviceArrayCodec {
  public:
-  explicit TransposeDevice(std::shared_ptr<const Codec> host) : host_(std::move(host)) {}
+  explicit TransposeDevice(std::shared_ptr<const ArrayToArrayCodec> host) : host_(std::move(host)) {}
 
   bool fold(const ChunkSpec& decoded, StoredLayout& layout) const override {
     // Encoded axis i is decoded axis order[i]: decoded axis d lies where encoded axis
@@ -25,14 +25,16 @@ class TransposeDevice final : public DeviceArrayCodec {
   }
 
  private:
-  std::shared_ptr<const Codec> host_;
+  std::shared_ptr<const ArrayToArrayCodec> host_;
 };
 
 }  // namespace
 
 void register_transpose_device_codec(const CodecRegistry& registry) {
   registry.add_device("transpose", [](const std::shared_ptr<const Codec>& host) -> std::shared_ptr<const DeviceCodec> {
-    return std::make_shared<TransposeDevice>(host);
+    auto transpose = std::dynamic_pointer_cast<const ArrayToArrayCodec>(host);
+    if (!transpose) return nullptr;
+    return std::make_shared<TransposeDevice>(std::move(transpose));
   });
 }
 
