@@ -153,6 +153,20 @@ void bind_codecs(nb::module_& m) {
   nb::class_<ChainHandle>(m, "CodecChain", "A validated codec chain for one data type.")
       .def_prop_ro("numpy_descr", [](const ChainHandle& h) { return numpy_descr(h.dtype).dump(); })
       .def_prop_ro("codecs_json", [](const ChainHandle& h) { return h.chain->to_json().dump(); })
+      .def_prop_ro(
+          "chunk_shape",
+          [](const ChainHandle& h) -> std::optional<Shape> {
+            return h.spec ? std::optional<Shape>(h.spec->shape) : std::nullopt;
+          },
+          "The chunk shape of the array metadata the chain came from (None for a bare codecs list).")
+      .def_prop_ro(
+          "fill_bytes",
+          [](const ChainHandle& h) -> nb::object {
+            if (!h.spec) return nb::none();
+            const ByteView b = h.spec->fill_value.bytes();
+            return nb::bytes(reinterpret_cast<const char*>(b.data()), b.size());
+          },
+          "The fill value's bytes (native byte order) of the array metadata the chain came from.")
       .def("decode", &decode_batch, nb::arg("chunks"), nb::arg("shape"), nb::arg("fill").none(),
            "Decodes a batch (bytes-like or None each) into uint8 arrays of the decoded chunks "
            "(C order, native byte order), None where the input was None.")
@@ -180,6 +194,17 @@ void bind_codecs(nb::module_& m) {
           return ChainHandle{meta.codecs, meta.dtype, meta.chunk_spec()};
         },
         nb::arg("zarray_json"), "The chain a v2 .zarray document implies (compressor, filters, order, byte order).");
+  m.def("chain_from_array_metadata",
+        [](const std::string& metadata_json) {
+          const json document = parse_json_argument(metadata_json, "array metadata");
+          const bool v3 = document.is_object() && document.value("zarr_format", json()) == json(3);
+          const ArrayMetadata meta =
+              v3 ? parse_array_metadata_v3(document, CodecRegistry::builtin())
+                 : parse_array_metadata_v2(document, std::nullopt, CodecRegistry::builtin());
+          return ChainHandle{meta.codecs, meta.dtype, meta.chunk_spec()};
+        },
+        nb::arg("metadata_json"),
+        "The chain and chunk spec of an array's metadata document (v3 zarr.json or v2 .zarray).");
   m.def("codec_v2_form",
         [](const std::string& entry_json, const std::string& dtype_json) -> std::string {
           const json entry = parse_json_argument(entry_json, "codec");

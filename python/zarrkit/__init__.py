@@ -8,7 +8,8 @@ array([0., 1., 2.], dtype=float32)
 
 The API follows zarr-python 3 (``open``, ``open_array``, ``open_group``,
 ``create_array``, ``create_group``; ``Array`` and ``Group``). ``zarrkit.config``
-holds runtime settings; ``zarrkit.zarr_pipeline`` plugs zarrkit's codecs into
+holds runtime settings; ``decode_chunks`` decodes many stored chunks at once (into NumPy or
+device arrays); ``zarrkit.zarr_pipeline`` plugs zarrkit's codecs into
 zarr-python itself; ``zarrkit.storage`` has the stores; ``zarrkit.errors`` the
 exceptions.
 """
@@ -16,6 +17,7 @@ exceptions.
 from __future__ import annotations
 
 from zarrkit import config, errors, storage
+from zarrkit._batch import decode_chunks
 from zarrkit.api import array, create_array, create_group, group, open, open_array, open_group
 from zarrkit.array import Array, ArrayInfo
 from zarrkit.group import Group
@@ -31,6 +33,7 @@ __all__ = [
     "config",
     "create_array",
     "create_group",
+    "decode_chunks",
     "errors",
     "group",
     "open",

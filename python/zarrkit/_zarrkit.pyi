@@ -46,6 +46,11 @@ class Store:
     def get(self, key: str) -> object:
         """The value of `key` as a uint8 NumPy array, or None."""
 
+    def get_many(self, keys: Sequence[str]) -> list:
+        """
+        The values of `keys` (uint8 NumPy arrays, None where absent), fetched together: in parallel on the thread pool, or with many requests in flight on remote stores.
+        """
+
     def set(self, key: str, value: object) -> None: ...
 
     def erase(self, key: str) -> None: ...
@@ -158,6 +163,11 @@ class Array:
 
     def append(self, value: object, axis: int) -> list[int]: ...
 
+    def warm_up_gpu(self, key: object) -> None:
+        """
+        Makes ahead what reading the selection into device memory needs (pinned staging, device memory, streams, kernels), so that the first read costs what later ones do.
+        """
+
     def read_into_device(self, key: object, pointer: int, shape: Sequence[int], byte_strides: Sequence[int]) -> None:
         """
         Reads the selection into device memory at `pointer` (a device array's __cuda_array_interface__: its shape and byte strides).
@@ -264,9 +274,26 @@ class CodecChain:
     @property
     def codecs_json(self) -> str: ...
 
+    @property
+    def chunk_shape(self) -> list[int] | None:
+        """
+        The chunk shape of the array metadata the chain came from (None for a bare codecs list).
+        """
+
+    @property
+    def fill_bytes(self) -> object:
+        """
+        The fill value's bytes (native byte order) of the array metadata the chain came from.
+        """
+
     def decode(self, chunks: list, shape: Sequence[int], fill: object | None) -> list:
         """
         Decodes a batch (bytes-like or None each) into uint8 arrays of the decoded chunks (C order, native byte order), None where the input was None.
+        """
+
+    def decode_into(self, chunks: list, shape: Sequence[int], fill: object | None, selections: list, outs: list, device: bool) -> None:
+        """
+        Decodes a batch (bytes-like or None each; None is the fill value) straight into caller memory: the part selections[i] of chunk i into outs[i] = (address, shape, byte strides), device memory when `device`, else host memory.
         """
 
     def encode(self, chunks: list, shape: Sequence[int], fill: object | None) -> list:
@@ -282,6 +309,11 @@ def chain_from_v3(codecs_json: str, data_type_json: str) -> CodecChain:
 def chain_from_v2_metadata(zarray_json: str) -> CodecChain:
     """
     The chain a v2 .zarray document implies (compressor, filters, order, byte order).
+    """
+
+def chain_from_array_metadata(metadata_json: str) -> CodecChain:
+    """
+    The chain and chunk spec of an array's metadata document (v3 zarr.json or v2 .zarray).
     """
 
 def codec_v2_form(entry_json: str, dtype_json: str) -> str:

@@ -60,6 +60,11 @@ class Store:
         value = self._handle.get(key)
         return None if value is None else value.tobytes()
 
+    def get_many(self, keys: list[str]) -> list[np.ndarray | None]:
+        """The values of ``keys`` (uint8 NumPy arrays, None where absent), fetched together: in
+        parallel on zarrkit's threads, or with many requests in flight on remote stores."""
+        return self._handle.get_many(list(keys))
+
     def set(self, key: str, value: bytes | bytearray | memoryview | np.ndarray) -> None:
         """Stores ``value`` at ``key`` (atomically: readers see the old or the new value)."""
         self._check_writable(f"set {key!r}")

@@ -179,3 +179,26 @@ def test_gpu_memory_store(tmp_path):
     assert isinstance(copy, zarrkit.storage.GpuMemoryStore)
     assert sorted(copy.list()) == sorted(store.list())
     np.testing.assert_array_equal(zarrkit.open_array(copy, mode="r")[:10], data[:10] * 2)
+
+
+@pytest.mark.parametrize("chain", ["blosc-lz4", "zstd", "sharded"])
+def test_decode_chunks_into_device_arrays(store, chain):
+    data = values(shape=(40, 48))
+    if chain == "sharded":
+        a = zarrkit.create_array(store, data=data, chunks=(8, 16), shards=(16, 32), compressors=[BLOSC])
+    else:
+        a = zarrkit.create_array(store, data=data, chunks=(16, 32), compressors=CHAINS[chain])
+    stored = store.get_many(["c/0/0", "c/1/1", "c/0/1"]) + [None]
+    # New CuPy arrays under enable_gpu(); given CuPy outputs (a strided view) with device=True.
+    with zarrkit.config.enable_gpu():
+        got = zarrkit.decode_chunks(a, stored)
+    assert all(isinstance(g, cupy.ndarray) for g in got)
+    np.testing.assert_array_equal(cupy.asnumpy(got[0]), data[:16, :32])
+    np.testing.assert_array_equal(cupy.asnumpy(got[1])[:, :16], data[16:32, 32:])
+    np.testing.assert_array_equal(cupy.asnumpy(got[3]), np.zeros((16, 32), "f4"))
+    wide = cupy.full((5, 32), -1, dtype="f4")
+    outs = [wide[:, ::2], cupy.empty(3, dtype="f4")]
+    zarrkit.decode_chunks(a, stored[:2], selections=[(slice(1, 16, 3), slice(None, None, -2)), (4, [0, 5, 3])], out=outs, device=True)
+    np.testing.assert_array_equal(cupy.asnumpy(wide[:, ::2]), data[:16, :32][1:16:3, ::-2])
+    assert (cupy.asnumpy(wide[:, 1::2]) == -1).all()
+    np.testing.assert_array_equal(cupy.asnumpy(outs[1]), data[20, [32, 37, 35]])

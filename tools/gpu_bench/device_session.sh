@@ -101,9 +101,9 @@ fi
 
 if wanted sanitizers; then
 stage "compute-sanitizer"
-# The kernels are unchanged since the full sanitizer runs of docs/gpu.md; these cover the
-# new host-side planning (sharded reads) and the paths around it.
-filter='GpuShardRead.*:GpuRead.ManyBatches*:GpuRead.V2*:GpuRead.Corrupt*:GpuMemory.*:GpuMemoryStore.*'
+# The device reads (plain, sharded, delta, corrupt input), the batch decode API and the
+# device memory paths around them.
+filter='GpuShardRead.*:GpuRead.*:GpuBatchDecode.*:GpuMemory.*:GpuMemoryStore.*'
 {
   sanitize memcheck 45 "$filter" "memcheck"
   sanitize racecheck 35 "$filter" "racecheck"
