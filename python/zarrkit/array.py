@@ -554,6 +554,14 @@ class Array:
         ``zarrkit.config.warm_up_gpu(array)`` does the same."""
         key, _ = self._key(selection, lists="orthogonal")
         self._impl.warm_up_gpu(key)
+        # The read's result comes from CuPy's memory pool: grow it once now (a block of the
+        # result's size, returned to the pool), so that the first read does not pay for it.
+        try:
+            shape = np.broadcast_to(np.empty((), dtype=np.bool_), self.shape)[selection].shape
+        except (IndexError, TypeError, ValueError):
+            return
+        block = _device.new_device_array(shape, self._dtype)
+        del block
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """Reads a basic selection (integers, slices, ...).

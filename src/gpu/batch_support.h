@@ -108,7 +108,9 @@ class ArenaPool {
   }
 
  private:
-  static constexpr std::size_t kKeep = 8;
+  // Enough for the arenas and tables of a few reads in flight (a read keeps two per batch
+  // it has in flight), so that a read's own do not push out what a warm-up made.
+  static constexpr std::size_t kKeep = 16;
   std::mutex mutex_;
   std::vector<std::unique_ptr<PinnedArena>> free_;
 };

@@ -77,12 +77,17 @@ DeviceBatches::~DeviceBatches() {
   cudaGetLastError();
 }
 
+bool DeviceBatches::stages_stored_bytes() const {
+  return !chain_.host_whole_chain() && chain_.host_stages().empty();
+}
+
 std::uint64_t DeviceBatches::staging_bytes(std::uint64_t count) const {
-  // What the host stages is at most the decoded chunks where the host decodes them; chunks
-  // the device decodes rarely take more room encoded than decoded, and usually much less:
-  // start from half and from what earlier batches needed, and grow when a batch overflows.
+  // What the host stages is the decoded chunks where the host decodes them (the stored
+  // bytes are read into ordinary memory then); chunks the device decodes rarely take more
+  // room encoded than decoded, and usually much less: start from half and from what earlier
+  // batches needed, and grow when a batch overflows.
   const std::uint64_t decoded = count * slot_bytes_ + (1u << 20);
-  if (chain_.host_whole_chain() || !chain_.host_stages().empty() || chain_.stored_as_laid_out()) return decoded;
+  if (!stages_stored_bytes() || chain_.stored_as_laid_out()) return decoded;
   return std::max(decoded / 2 + 1, std::min(g_arena_hint.load(), decoded));
 }
 
@@ -93,8 +98,12 @@ void DeviceBatches::warm_up() {
   const std::uint64_t count = std::min(per_batch_, num_chunks_);
   std::vector<std::unique_ptr<PinnedArena>> arenas;
   std::vector<cudaStream_t> streams;
+  // Staging as large as the decoded batch, the most the host stages (chunks the device
+  // decodes rarely take more room encoded than decoded): the read's batches then fit
+  // whatever the stored sizes turn out to be, and no pinned memory is made during it.
+  const std::uint64_t staging = std::max(staging_bytes(count), count * slot_bytes_ + (1u << 20));
   for (std::size_t k = 0; k < slots_.size(); ++k) {
-    arenas.push_back(arena_pool().take(staging_bytes(count)));
+    arenas.push_back(arena_pool().take(staging));
     arenas.push_back(arena_pool().take(1u << 20));  // the tables
     streams.push_back(stream_pool().take());
   }
@@ -129,12 +138,22 @@ void DeviceBatches::run(const HostPhase& host_phase) {
     slot.arena->reset();
     slot.chunks.clear();
     slot.chunks.resize(to_size(count));
-    const BufferPrototype staging(*slot.arena);
+    // Stores read the chunks' bytes into the arena where they go to the device as stored;
+    // where the host decodes them first, into ordinary memory: the arena then holds what the
+    // host's decode makes, and is sized for that alone.
+    const BufferPrototype staging =
+        stages_stored_bytes() ? BufferPrototype(*slot.arena) : BufferPrototype::host();
     Batch b{slot.chunks, staging, *slot.arena, slot.stream, slot.driver_area, first};
     host_phase(b);
-    next_arena_size_ = std::max<std::uint64_t>(next_arena_size_, slot.arena->requested() + slot.arena->requested() / 4);
-    std::uint64_t hint = g_arena_hint.load();
-    while (next_arena_size_ > hint && !g_arena_hint.compare_exchange_weak(hint, next_arena_size_)) {
+    // A batch that overflowed its arena: the next batches, and later reads (the hint), get
+    // arenas with room to spare. A batch that fitted changes nothing, so that the arenas made
+    // ahead (warm_up) or by earlier reads stay the ones taken.
+    const std::uint64_t requested = slot.arena->requested();
+    if (requested > slot.arena->capacity()) {
+      next_arena_size_ = std::max<std::uint64_t>(next_arena_size_, requested + requested / 4);
+      std::uint64_t hint = g_arena_hint.load();
+      while (next_arena_size_ > hint && !g_arena_hint.compare_exchange_weak(hint, next_arena_size_)) {
+      }
     }
     launch(slot);
     read_stats().host_phase_ns.fetch_add(elapsed_ns(t0));
@@ -176,7 +195,7 @@ void DeviceBatches::process(DeviceChunk& c, std::uint32_t index, PinnedArena& ar
     read_stats().chunks_decoded_on_cpu.fetch_add(1);
     return;
   }
-  Buffer bytes = chain_.decode_host_stages(std::move(encoded));
+  Buffer bytes = chain_.decode_host_stages(std::move(encoded), BufferPrototype(arena));
   const ByteView view = bytes.view();
   if (auto where = chain_.plan_chunk(index, view, c.works)) {
     c.decoded = *where;
@@ -190,6 +209,17 @@ void DeviceBatches::process(DeviceChunk& c, std::uint32_t index, PinnedArena& ar
     chain_.plan_passes(index, c.works);
     read_stats().chunks_decoded_on_cpu.fetch_add(1);
   }
+}
+
+void DeviceBatches::abandon(DeviceChunk& c) {
+  c.abandoned = true;
+  c.present = false;
+  c.direct = false;
+  c.works.clear();
+  c.staged = Buffer();
+  c.original = Buffer();
+  c.upload = nullptr;
+  c.upload_size = 0;
 }
 
 // Device phase: lay the batch out, upload it and queue the kernels.
@@ -238,6 +268,7 @@ void DeviceBatches::launch(Slot& slot) {
   std::vector<CopyJob> copies;
   for (std::uint32_t i = 0; i < count; ++i) {
     const DeviceChunk& c = slot.chunks[i];
+    if (c.abandoned) continue;
     const NDView& region = *c.region;
     const auto region_base = reinterpret_cast<std::uint64_t>(region.data);
     const std::uint64_t chunk_base = !c.present ? kNoSource : c.direct ? c.direct_address : addresses.address(i, c.decoded);
@@ -312,7 +343,17 @@ void DeviceBatches::finish(Slot& slot) {
   for (const BatchWork* w : slot.works.in_phase_order()) w->rejected_chunks(rejected);
   std::sort(rejected.begin(), rejected.end());
   rejected.erase(std::unique(rejected.begin(), rejected.end()), rejected.end());
-  for (const std::uint32_t i : rejected) recover(slot, slot.chunks[i]);
+  for (const std::uint32_t i : rejected) {
+    if (!on_chunk_error) {
+      recover(slot, slot.chunks[i]);
+      continue;
+    }
+    try {
+      recover(slot, slot.chunks[i]);
+    } catch (const Error&) {
+      on_chunk_error(slot.chunks[i], std::current_exception());
+    }
+  }
 }
 
 // The host decodes a refused chunk again: it reports the error it finds (naming the chunk),

@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -46,6 +47,7 @@ struct DeviceChunk {
   std::uint32_t group = 0;         // a driver's own use (the batch's shard it is in)
   bool fetched = false;            // a driver's own use (bytes found for it)
   bool present = false;            // false: the fill value
+  bool abandoned = false;          // its driver gave up on it (and kept the error): nothing is written
   bool direct = false;             // already in device memory, laid out as stored (GDS)
   std::uint64_t direct_address = 0;
   Buffer original;                 // the stored value (for the host's decode of a refused chunk)
@@ -78,7 +80,8 @@ class DeviceBatches {
 
   // The host phase of one batch: `chunks` holds `count` chunks (default-made); the driver
   // sets each one's task and region, reads its bytes and calls process() (or marks it
-  // absent, or direct). `staging` is the pinned arena's prototype: stores read into it.
+  // absent, or direct). `staging` is where stores read the bytes: the pinned arena where
+  // they go to the device as stored, ordinary memory where the host decodes them first.
   // `stream` and `device_area` are the batch's stream and device memory of the driver's own
   // (kept for its slot of the pipeline, so not shared with a batch still in flight), for
   // drivers that place bytes on the device themselves.
@@ -98,6 +101,9 @@ class DeviceBatches {
   // the device stages' jobs (or, when a header asks for it, their decode on the host),
   // staged in the arena. Thread-safe across chunks.
   void process(DeviceChunk& chunk, std::uint32_t index, PinnedArena& arena, Buffer encoded) const;
+  // Drops whatever process() made for `chunk` before it failed: the batch goes on without it
+  // and nothing is written to its region.
+  static void abandon(DeviceChunk& chunk);
 
   // Makes ahead what running these batches needs: pinned staging and streams (kept in their
   // pools), device memory (the pool grown once), the kernels loaded.
@@ -105,11 +111,18 @@ class DeviceBatches {
 
   // How a refused direct chunk is read again on the host (set by drivers with direct chunks).
   std::function<Buffer(const DeviceChunk&)> reread_direct;
+  // Where set, a refused chunk that the host cannot decode either is handed here with its
+  // error (std::current_exception(), naming the chunk) and the batches go on: for drivers
+  // whose chunks are independent requests (the batch API). Unset, the error ends the run.
+  std::function<void(const DeviceChunk&, std::exception_ptr)> on_chunk_error;
 
  private:
   struct Slot;
   // Pinned bytes a batch of `count` chunks stages.
   std::uint64_t staging_bytes(std::uint64_t count) const;
+  // True where the chunks' stored bytes go to the device as they are (no host stages), so
+  // stores read them into the pinned arena.
+  bool stages_stored_bytes() const;
   void launch(Slot& slot);
   void finish(Slot& slot);
   void recover(Slot& slot, const DeviceChunk& c);

@@ -119,9 +119,15 @@ void DeviceChain::load_kernels() const {
   for (const Pass& p : passes_) p.half->load_kernels();
 }
 
-Buffer DeviceChain::decode_host_stages(Buffer encoded) const {
+Buffer DeviceChain::decode_host_stages(Buffer encoded, const BufferPrototype& staging) const {
   Buffer owned = std::move(encoded);
-  for (const HostStage& s : host_stages_) {
+  for (std::size_t i = 0; i < host_stages_.size(); ++i) {
+    const HostStage& s = host_stages_[i];
+    if (i + 1 == host_stages_.size() && s.output.exact) {
+      Buffer decoded = staging.allocate(to_size(s.output.bytes));
+      s.codec->decode_into(owned.view(), MutableByteView(decoded.data(), decoded.size()), ab_spec_);
+      return decoded;
+    }
     Buffer decoded = s.codec->decode(owned.view(), s.output, ab_spec_);
     check_output(*s.codec, decoded.size(), s.output);
     owned = std::move(decoded);

@@ -76,8 +76,10 @@ class DeviceChain {
   // Loads the kernels of the planned halves (warm-up).
   void load_kernels() const;
 
-  // The host stages of one chunk: its bytes as the device stages take them.
-  Buffer decode_host_stages(Buffer encoded) const;
+  // The host stages of one chunk: its bytes as the device stages take them. The last stage,
+  // where its size is known, decodes straight into memory of `staging` (the batch's pinned
+  // arena: no copy into it afterwards).
+  Buffer decode_host_stages(Buffer encoded, const BufferPrototype& staging) const;
   // Plans the device stages and passes of chunk `chunk` of a batch from its bytes after the
   // host stages (`bytes`, as uploaded): adds its jobs to `works` and returns where its
   // stored-layout bytes will be, or nullopt when a header sends it to the host codecs (then

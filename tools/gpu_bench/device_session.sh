@@ -10,10 +10,11 @@
 # write_tests.log, write_bench.md.
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
-# first_read compare) runs only those stages; "compare" (not run by default: it needs a
+# first_read first_read_old compare) runs only those stages; "first_read_old" (after
+# first_read) and "compare" (not run by default: they need a
 # baseline packed by pack_baseline.sh) times S6/S10 and the first reads of the baseline commit
 # and of this build in the same run, alternating; BENCH_ONLY=s6 limits the S6/S10 stage to one scenario;
-# S7_VARIANTS=all has S7 time every stream-decode kernel variant (direct, direct-uncapped,
+# COMPARE_ROUNDS (default 2) sets the compare stage's rounds; S7_VARIANTS=all has S7 time every stream-decode kernel variant (direct, direct-uncapped,
 # staged), not only the read path's (direct).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -105,8 +106,8 @@ stage "compute-sanitizer"
 # device memory paths around them.
 filter='GpuShardRead.*:GpuRead.*:GpuBatchDecode.*:GpuMemory.*:GpuMemoryStore.*'
 {
-  sanitize memcheck 45 "$filter" "memcheck"
-  sanitize racecheck 35 "$filter" "racecheck"
+  sanitize memcheck 90 "$filter" "memcheck"
+  sanitize racecheck 150 "$filter" "racecheck"
   # The GDS store's engine (I/O threads, pinned staging, copies on their streams) and the
   # device reader's direct chunks.
   # The /Cufile cases load libcufile, whose own driver open memcheck flags (an invalid
@@ -150,12 +151,20 @@ timeout 200 python3 bench/gpu/first_read.py --dir /tmp/zk_first --json "$out/fir
 echo "first_read rc ${PIPESTATUS[0]}"
 fi
 
-if [[ ${STAGES:-} == *compare* && -d "$carry/baseline" ]]; then
+if [[ " ${STAGES:-} " == *" first_read_old "* && -d "$carry/baseline" ]]; then
+stage "first reads of the baseline $(cat "$carry/baseline/commit") on the same arrays"
+rm -rf "$work/baseline_py" && cp -r "$carry/baseline/py" "$work/baseline_py"
+PYTHONPATH=$work/baseline_py:$work/site timeout 150 python3 bench/gpu/first_read.py --dir /tmp/zk_first \
+  --json "$out/first_read.jsonl" --label old --no-write ${quick:+--layouts chunks,shards} 2>&1 | tail -8
+echo "first_read_old rc ${PIPESTATUS[0]}"
+fi
+
+if [[ " ${STAGES:-} " == *" compare "* && -d "$carry/baseline" ]]; then
 stage "compare: baseline $(cat "$carry/baseline/commit") against this build, same run, same files"
 base_py=$work/baseline_py
 rm -rf "$base_py" && cp -r "$carry/baseline/py" "$base_py"
 size=full; [[ $quick == --quick ]] && size=small
-for round in 1 2; do
+for round in $(seq 1 "${COMPARE_ROUNDS:-2}"); do
   for build in baseline new; do
     if [[ $build == baseline ]]; then pp=$base_py:$work/site; script=$carry/baseline/bench/gpu/s6_s10.py
     else pp=$work/py:$work/site; script=bench/gpu/s6_s10.py; fi
@@ -165,8 +174,10 @@ for round in 1 2; do
       grep -E "zarrkit|^S[0-9]" | head -40
   done
 done
-PYTHONPATH=$base_py:$work/site timeout 120 python3 bench/gpu/first_read.py --dir /tmp/zk_first --json "$out/first_read.jsonl" \
-  --label old --no-write 2>&1 | tail -8
+if [[ " $STAGES " != *" first_read_old "* ]]; then
+  PYTHONPATH=$base_py:$work/site timeout 120 python3 bench/gpu/first_read.py --dir /tmp/zk_first --json "$out/first_read.jsonl" \
+    --label old --no-write 2>&1 | tail -8
+fi
 fi
 
 stage "done"
