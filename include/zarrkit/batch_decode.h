@@ -14,12 +14,14 @@
 
 #include <optional>
 #include <span>
+#include <string>
 
 #include "zarrkit/buffer.h"
 #include "zarrkit/codec.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/ndbuffer.h"
 #include "zarrkit/selection.h"
+#include "zarrkit/store.h"
 
 namespace zarrkit {
 
@@ -33,5 +35,17 @@ struct ChunkDecodeRequest {
 // `chain`. Errors name the request ("chunk 3 of the batch: ..."); the first error is thrown
 // once the others have finished.
 void decode_chunks(const CodecChain& chain, const ChunkSpec& spec, std::span<const ChunkDecodeRequest> requests);
+
+struct ChunkReadRequest {
+  std::string key;      // the chunk's key in the store; an absent key is the fill value
+  Selection selection;  // as ChunkDecodeRequest's
+  NDView out;
+};
+
+// decode_chunks with the stored values read from `store` as the batches need them: into the
+// pinned staging memory of the device batches where the device takes the bytes as stored
+// (no copy of them on the host), into ordinary memory otherwise. For readers that know the
+// keys but not the array (zarr-python's codec pipeline on a local store).
+void read_chunks(Store& store, const CodecChain& chain, const ChunkSpec& spec, std::span<const ChunkReadRequest> requests);
 
 }  // namespace zarrkit

@@ -117,6 +117,19 @@ nb::list encode_batch(const ChainHandle& h, nb::list chunks, const Shape& shape,
 // Decodes chunks straight into caller memory (zarrkit/batch_decode.h): chunks[i] (bytes-like
 // or None), the part `selections[i]` of it (a NumPy-style key; () for all), into the array
 // at outs[i] = (address, shape, byte strides), in device memory when `device` is true.
+// Request i's part and output: selections[i] into outs[i] = (address, shape, byte strides).
+template <class Request>
+void fill_request(Request& request, const ChainHandle& h, nb::handle selection, nb::handle out, std::size_t i,
+                  bool device) {
+  request.selection = to_selection(selection);
+  const auto [address, out_shape, strides] = nb::cast<std::tuple<std::uintptr_t, Shape, std::vector<std::int64_t>>>(out);
+  if (out_shape.size() != strides.size()) {
+    fail_invalid("output {} has {} dimensions but {} strides", i, out_shape.size(), strides.size());
+  }
+  request.out = NDView{reinterpret_cast<std::byte*>(address), out_shape, strides, h.dtype,
+                       device ? MemoryKind::kDevice : MemoryKind::kHost};
+}
+
 void decode_into(const ChainHandle& h, nb::list chunks, const Shape& shape, nb::handle fill, nb::list selections,
                  nb::list outs, bool device) {
   const ChunkSpec spec = make_spec(h, shape, fill);
@@ -131,13 +144,7 @@ void decode_into(const ChainHandle& h, nb::list chunks, const Shape& shape, nb::
       inputs[i] = std::make_unique<PyBufferView>(chunks[i], false);
       requests[i].encoded = inputs[i]->bytes();
     }
-    requests[i].selection = to_selection(selections[i]);
-    const auto [address, out_shape, strides] = nb::cast<std::tuple<std::uintptr_t, Shape, std::vector<std::int64_t>>>(outs[i]);
-    if (out_shape.size() != strides.size()) {
-      fail_invalid("output {} has {} dimensions but {} strides", i, out_shape.size(), strides.size());
-    }
-    requests[i].out = NDView{reinterpret_cast<std::byte*>(address), out_shape, strides, h.dtype,
-                             device ? MemoryKind::kDevice : MemoryKind::kHost};
+    fill_request(requests[i], h, selections[i], outs[i], i, device);
   }
 #ifdef ZARRKIT_HAVE_CUDA
   if (device) install_gpu_support();
@@ -145,6 +152,27 @@ void decode_into(const ChainHandle& h, nb::list chunks, const Shape& shape, nb::
   nb::gil_scoped_release release;
   SettingsScope settings;
   decode_chunks(*h.chain, spec, requests);
+}
+
+// decode_into with the chunks read from `store` at `keys` (zarrkit/batch_decode.h read_chunks).
+void read_into(const ChainHandle& h, const StoreHandle& store, const std::vector<std::string>& keys,
+               const Shape& shape, nb::handle fill, nb::list selections, nb::list outs, bool device) {
+  const ChunkSpec spec = make_spec(h, shape, fill);
+  const std::size_t n = keys.size();
+  if (nb::len(selections) != n || nb::len(outs) != n) {
+    fail_invalid("read_into: {} keys, {} selections and {} outputs", n, nb::len(selections), nb::len(outs));
+  }
+  std::vector<ChunkReadRequest> requests(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    requests[i].key = keys[i];
+    fill_request(requests[i], h, selections[i], outs[i], i, device);
+  }
+#ifdef ZARRKIT_HAVE_CUDA
+  if (device) install_gpu_support();
+#endif
+  nb::gil_scoped_release release;
+  SettingsScope settings;
+  read_chunks(*store.store, *h.chain, spec, requests);
 }
 
 }  // namespace
@@ -175,6 +203,10 @@ void bind_codecs(nb::module_& m) {
            "Decodes a batch (bytes-like or None each; None is the fill value) straight into caller "
            "memory: the part selections[i] of chunk i into outs[i] = (address, shape, byte strides), "
            "device memory when `device`, else host memory.")
+      .def("read_into", &read_into, nb::arg("store"), nb::arg("keys"), nb::arg("shape"), nb::arg("fill").none(),
+           nb::arg("selections"), nb::arg("outs"), nb::arg("device"),
+           "decode_into with chunk i read from `store` at keys[i] (absent: the fill value), the reads "
+           "landing in the staging memory of the device batches.")
       .def("encode", &encode_batch, nb::arg("chunks"), nb::arg("shape"), nb::arg("fill").none(),
            "Encodes a batch of C-contiguous chunk arrays (or None) into uint8 arrays.");
 

@@ -8,7 +8,7 @@ array([0., 1., 2.], dtype=float32)
 
 The API follows zarr-python 3 (``open``, ``open_array``, ``open_group``,
 ``create_array``, ``create_group``; ``Array`` and ``Group``). ``zarrkit.config``
-holds runtime settings; ``decode_chunks`` decodes many stored chunks at once (into NumPy or
+holds runtime settings; ``decode_chunks`` (``read_chunks``) decodes many stored chunks at once (into NumPy or
 device arrays); ``zarrkit.zarr_pipeline`` plugs zarrkit's codecs into
 zarr-python itself; ``zarrkit.storage`` has the stores; ``zarrkit.errors`` the
 exceptions.
@@ -17,7 +17,7 @@ exceptions.
 from __future__ import annotations
 
 from zarrkit import config, errors, storage
-from zarrkit._batch import decode_chunks
+from zarrkit._batch import decode_chunks, read_chunks
 from zarrkit.api import array, create_array, create_group, group, open, open_array, open_group
 from zarrkit.array import Array, ArrayInfo
 from zarrkit.group import Group
@@ -39,5 +39,6 @@ __all__ = [
     "open",
     "open_array",
     "open_group",
+    "read_chunks",
     "storage",
 ]

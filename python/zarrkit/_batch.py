@@ -1,4 +1,5 @@
-"""Decoding many encoded chunks at once, into NumPy or device arrays (``zarrkit.decode_chunks``).
+"""Decoding many encoded chunks at once, into NumPy or device arrays (``zarrkit.decode_chunks``,
+``zarrkit.read_chunks``).
 
 For readers that fetch chunk bytes themselves (a data loader holding its own cache of
 compressed chunks, zarr-python's codec pipeline, a custom store): the chunks of one array
@@ -19,7 +20,7 @@ import numpy as np
 from zarrkit import _device, _zarrkit
 from zarrkit._dtype import numpy_dtype
 
-__all__ = ["decode_chunks"]
+__all__ = ["decode_chunks", "read_chunks"]
 
 
 def _metadata_json(metadata: Any) -> str:
@@ -95,41 +96,79 @@ def decode_chunks(
     decoded raises the typed error of the read (``zarrkit.errors``), naming its place in
     the batch ("chunk 3 of the batch"), once the others are done.
     """
-    chain = _zarrkit.chain_from_array_metadata(_metadata_json(metadata))
-    dtype = numpy_dtype(chain.numpy_descr)
-    if dtype.kind in "OT":
-        raise TypeError(f"decode_chunks: {dtype} has no fixed-size elements")
-    chunk_shape = tuple(chain.chunk_shape)
-    count = len(chunks)
-    keys = [()] * count if selections is None else [_key(k) for k in selections]
-    if len(keys) != count:
-        raise ValueError(f"decode_chunks: {count} chunks but {len(keys)} selections")
-    part_shapes = [_part_shape(chunk_shape, k) for k in keys]
-    if out is None:
-        on_device = (_zarrkit.get_settings()["memory"] == "device") if device is None else bool(device)
-        outs = [
-            _device.new_device_array(s, dtype) if on_device else np.empty(s, dtype=dtype) for s in part_shapes
-        ]
-    else:
-        outs = list(out)
-        if len(outs) != count:
-            raise ValueError(f"decode_chunks: {count} chunks but {len(outs)} outputs")
-        kinds = {_device.is_device_array(o) for o in outs}
+    plan = _Plan("decode_chunks", metadata, len(chunks), selections, out, device)
+    if plan.count:
+        plan.chain.decode_into(
+            list(chunks), list(plan.chunk_shape), plan.chain.fill_bytes, plan.keys, plan.layouts(), plan.on_device
+        )
+    return plan.outs
+
+
+def read_chunks(
+    metadata: Any,
+    store: Any,
+    keys: Sequence[str],
+    *,
+    selections: Sequence[Any] | None = None,
+    out: Sequence[Any] | None = None,
+    device: bool | None = None,
+) -> list[Any]:
+    """:func:`decode_chunks` with the chunks read from ``store`` (a ``zarrkit.storage``
+    store) at ``keys`` (full keys in the store; an absent key is the fill value). The reads
+    happen as the batches need them, into the pinned staging memory of the device batches
+    where the GPU takes the bytes as stored (no copy on the host), so this is the faster
+    call where zarrkit can open the store itself.
+    """
+    from zarrkit.storage import Store
+
+    if not isinstance(store, Store):
+        raise TypeError(f"read_chunks: store must be a zarrkit.storage store, not {type(store).__name__}")
+    keys = [str(k) for k in keys]
+    plan = _Plan("read_chunks", metadata, len(keys), selections, out, device)
+    if plan.count:
+        plan.chain.read_into(
+            store._handle, keys, list(plan.chunk_shape), plan.chain.fill_bytes, plan.keys, plan.layouts(), plan.on_device
+        )
+    return plan.outs
+
+
+class _Plan:
+    """The chain, the parts wanted and the outputs of a batch (checked, or made)."""
+
+    def __init__(self, what: str, metadata: Any, count: int, selections: Any, out: Any, device: bool | None) -> None:
+        self.chain = _zarrkit.chain_from_array_metadata(_metadata_json(metadata))
+        dtype = numpy_dtype(self.chain.numpy_descr)
+        if dtype.kind in "OT":
+            raise TypeError(f"{what}: {dtype} has no fixed-size elements")
+        self.chunk_shape = tuple(self.chain.chunk_shape)
+        self.count = count
+        self.keys = [()] * count if selections is None else [_key(k) for k in selections]
+        if len(self.keys) != count:
+            raise ValueError(f"{what}: {count} chunks but {len(self.keys)} selections")
+        part_shapes = [_part_shape(self.chunk_shape, k) for k in self.keys]
+        if out is None:
+            self.on_device = (_zarrkit.get_settings()["memory"] == "device") if device is None else bool(device)
+            self.outs = [
+                _device.new_device_array(s, dtype) if self.on_device else np.empty(s, dtype=dtype) for s in part_shapes
+            ]
+            return
+        self.outs = list(out)
+        if len(self.outs) != count:
+            raise ValueError(f"{what}: {count} chunks but {len(self.outs)} outputs")
+        kinds = {_device.is_device_array(o) for o in self.outs}
         if len(kinds) > 1:
-            raise ValueError("decode_chunks: the outputs must all be in host memory or all in device memory")
-        on_device = kinds.pop() if kinds else bool(device)
-        if device is not None and on_device != bool(device):
-            raise ValueError(f"decode_chunks: device={device} but the outputs are in {'device' if on_device else 'host'} memory")
-        for i, (o, s) in enumerate(zip(outs, part_shapes)):
-            if not on_device and not isinstance(o, np.ndarray):
-                raise TypeError(f"decode_chunks: output {i} is a {type(o).__name__}, not a NumPy or device array")
+            raise ValueError(f"{what}: the outputs must all be in host memory or all in device memory")
+        self.on_device = kinds.pop() if kinds else bool(device)
+        if device is not None and self.on_device != bool(device):
+            where = "device" if self.on_device else "host"
+            raise ValueError(f"{what}: device={device} but the outputs are in {where} memory")
+        for i, (o, s) in enumerate(zip(self.outs, part_shapes)):
+            if not self.on_device and not isinstance(o, np.ndarray):
+                raise TypeError(f"{what}: output {i} is a {type(o).__name__}, not a NumPy or device array")
             if tuple(o.shape) != s or np.dtype(o.dtype) != dtype:
-                raise ValueError(
-                    f"decode_chunks: output {i} is {tuple(o.shape)} {np.dtype(o.dtype)}, the part is {s} {dtype}"
-                )
-            if not on_device and not o.flags.writeable:
-                raise ValueError(f"decode_chunks: output {i} is read-only")
-    if count:
-        layouts = [_layout(_device.as_cupy(o) if on_device else o, on_device) for o in outs]
-        chain.decode_into(list(chunks), list(chunk_shape), chain.fill_bytes, keys, layouts, on_device)
-    return outs
+                raise ValueError(f"{what}: output {i} is {tuple(o.shape)} {np.dtype(o.dtype)}, the part is {s} {dtype}")
+            if not self.on_device and not o.flags.writeable:
+                raise ValueError(f"{what}: output {i} is read-only")
+
+    def layouts(self) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
+        return [_layout(_device.as_cupy(o) if self.on_device else o, self.on_device) for o in self.outs]

@@ -6,10 +6,12 @@ the compressed bytes to the device and decodes them with CPU codecs through CuPy
 1 by default). Here a read's chunks go to zarrkit's batch decode instead
 (``zarrkit/batch_decode.h``, ``CodecChain.decode_into``):
 
-1. the chunks' encoded bytes are fetched, by zarrkit itself where it can open zarr-python's
-   store (a local directory: many files read at once on zarrkit's threads), else through
-   zarr-python's store, concurrently. Metadata and compressed bytes stay on the host;
-2. one call decodes them all on the device, in batches (one copy of each batch to the
+1. where zarrkit can open zarr-python's store itself (a local directory), one call reads and
+   decodes them all (``CodecChain.read_into``): the chunks are read on zarrkit's threads
+   straight into the pinned staging of the device batches; else their encoded bytes are
+   fetched through zarr-python's store, concurrently, and one call decodes them
+   (``decode_into``). Metadata and compressed bytes stay on the host;
+2. the chunks decode on the device, in batches (one copy of each batch to the
    device, one launch per kind of work over its chunks; a missing chunk is the fill
    value), each chunk's part landing straight in zarr-python's output where that part is a
    view of it (slices and integers on both sides). Other parts (integer arrays, dropped
@@ -60,10 +62,8 @@ def _direct_store(zarr_store: Any) -> storage.Store | None:
 
 
 async def _fetch(batch: list[tuple[Any, ArraySpec, Any, Any, bool]]) -> list[Any]:
-    """The encoded bytes of each chunk of `batch` (None where absent), on the host."""
-    direct = _direct_store(batch[0][0].store)
-    if direct is not None:
-        return direct._handle.get_many([byte_getter.path for byte_getter, *_ in batch])
+    """The encoded bytes of each chunk of `batch` (None where absent), on the host, read
+    through zarr-python's store."""
     chunks = await concurrent_map(
         [(byte_getter,) for byte_getter, *_ in batch],
         lambda byte_getter: byte_getter.get(prototype=cpu.buffer_prototype),
@@ -108,7 +108,8 @@ async def read(
     `chain`) into `out` on the device. Returns the number of chunks it covered (missing
     ones included)."""
     spec = batch[0][1]
-    chunks = await _fetch(batch)
+    direct = _direct_store(batch[0][0].store)
+    chunks = None if direct is not None else await _fetch(batch)
     target = out.as_ndarray_like()
     shape = tuple(spec.shape)
     selections: list[Any] = []
@@ -139,7 +140,12 @@ async def read(
         for i, k in enumerate(scratch_of):
             if k is not None:
                 outs[i] = _interface(scratch[k])
-    chain.decode_into(chunks, list(shape), fill, selections, outs, _on_device(target))
+    if direct is not None:
+        # zarrkit reads the chunks itself, as the batches need them (into pinned staging).
+        keys = [byte_getter.path for byte_getter, *_ in batch]
+        chain.read_into(direct._handle, keys, list(shape), fill, selections, outs, _on_device(target))
+    else:
+        chain.decode_into(chunks, list(shape), fill, selections, outs, _on_device(target))
     if scratch is not None:
         for i, (_, chunk_spec, chunk_selection, out_selection, _) in enumerate(batch):
             k = scratch_of[i]

@@ -296,6 +296,11 @@ class CodecChain:
         Decodes a batch (bytes-like or None each; None is the fill value) straight into caller memory: the part selections[i] of chunk i into outs[i] = (address, shape, byte strides), device memory when `device`, else host memory.
         """
 
+    def read_into(self, store: Store, keys: Sequence[str], shape: Sequence[int], fill: object | None, selections: list, outs: list, device: bool) -> None:
+        """
+        decode_into with chunk i read from `store` at keys[i] (absent: the fill value), the reads landing in the staging memory of the device batches.
+        """
+
     def encode(self, chunks: list, shape: Sequence[int], fill: object | None) -> list:
         """
         Encodes a batch of C-contiguous chunk arrays (or None) into uint8 arrays.

@@ -10,6 +10,7 @@
 #include "engine/task_copy.h"
 #include "zarrkit/error.h"
 #include "zarrkit/config.h"
+#include "zarrkit/store.h"
 #include "zarrkit/thread_pool.h"
 
 namespace zarrkit {
@@ -17,11 +18,11 @@ namespace {
 
 std::string describe_request(std::size_t index) { return fmt::format("chunk {} of the batch", index); }
 
-// One request into host memory.
-void decode_on_host(const CodecChain& chain, const ChunkSpec& spec, const ChunkDecodeRequest& request,
+// One request into host memory; `encoded` is its stored value (nullopt: the fill value).
+void decode_on_host(const CodecChain& chain, const ChunkSpec& spec, const std::optional<Buffer>& encoded,
                     const ChunkTask& task, const NDView& region) {
   const std::size_t itemsize = spec.dtype.size();
-  if (!request.encoded) {
+  if (!encoded) {
     fill_task_region(task, region.data, region.byte_strides, spec.fill_value.bytes());
     return;
   }
@@ -29,9 +30,9 @@ void decode_on_host(const CodecChain& chain, const ChunkSpec& spec, const ChunkD
   if (task.is_entire_chunk && region_matches_chunk_layout(task, region.byte_strides, chunk_strides)) {
     std::byte* dst = region.data + task_region_offset(task, region.byte_strides);
     const MutableByteView out(dst, to_size(checked_nbytes(spec.shape, spec.dtype)));
-    if (chain.decode_into(*request.encoded, spec, out)) return;
+    if (chain.decode_into(encoded->view(), spec, out)) return;
   }
-  const NDBuffer decoded = chain.decode(*request.encoded, spec, BufferPrototype::host());
+  const NDBuffer decoded = chain.decode(encoded->view(), spec, BufferPrototype::host());
   if (decoded.shape() != spec.shape || decoded.nbytes() != checked_nbytes(spec.shape, spec.dtype)) {
     fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk has shape [{}]", decoded.nbytes(),
                    fmt::join(decoded.shape(), ", "), fmt::join(spec.shape, ", "));
@@ -39,9 +40,13 @@ void decode_on_host(const CodecChain& chain, const ChunkSpec& spec, const ChunkD
   copy_chunk_to_region(task, decoded.data(), chunk_strides, region.data, region.byte_strides, itemsize);
 }
 
-}  // namespace
+// What decode_chunks and read_chunks share: request i wants `selection(i)` into `out(i)`;
+// `fetch(i, prototype)` gives its stored value.
+using Fetch = std::function<std::optional<Buffer>(std::size_t, const BufferPrototype&)>;
 
-void decode_chunks(const CodecChain& chain, const ChunkSpec& spec, std::span<const ChunkDecodeRequest> requests) {
+void run_requests(const CodecChain& chain, const ChunkSpec& spec, std::size_t count,
+                  const std::function<const Selection&(std::size_t)>& selection,
+                  const std::function<const NDView&(std::size_t)>& out, const Fetch& fetch) {
   if (spec.dtype.is_variable_length() || spec.dtype.size() == 0) {
     fail_unsupported("decode_chunks: the variable-length type {} has no fixed-size elements", spec.dtype.name());
   }
@@ -51,31 +56,35 @@ void decode_chunks(const CodecChain& chain, const ChunkSpec& spec, std::span<con
   }
   chain.validate(spec);
   // Each request as the one task of a one-chunk array (the plans own the tasks' storage).
-  std::vector<std::unique_ptr<ChunkPlan>> plans(requests.size());
+  std::vector<std::unique_ptr<ChunkPlan>> plans(count);
   std::vector<std::size_t> on_host, on_device;
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    const ChunkDecodeRequest& r = requests[i];
+  for (std::size_t i = 0; i < count; ++i) {
+    const NDView& o = out(i);
     try {
-      if (!(r.out.dtype == spec.dtype)) {
-        fail_invalid("the output holds {}, the chunks {}", r.out.dtype.name(), spec.dtype.name());
+      if (!(o.dtype == spec.dtype)) {
+        fail_invalid("the output holds {}, the chunks {}", o.dtype.name(), spec.dtype.name());
       }
-      plans[i] = std::make_unique<ChunkPlan>(spec.shape, spec.shape, r.selection);
-      if (plans[i]->output_shape() != r.out.shape) {
+      plans[i] = std::make_unique<ChunkPlan>(spec.shape, spec.shape, selection(i));
+      if (plans[i]->output_shape() != o.shape) {
         fail_invalid("the selection has shape [{}], the output [{}]", fmt::join(plans[i]->output_shape(), ", "),
-                     fmt::join(r.out.shape, ", "));
+                     fmt::join(o.shape, ", "));
       }
     } catch (const Error& e) {
       rethrow_with_context(e, describe_request(i));
     }
     if (plans[i]->num_tasks() == 0) continue;
-    (is_host_accessible(r.out.kind) ? on_host : on_device).push_back(i);
+    (is_host_accessible(o.kind) ? on_host : on_device).push_back(i);
   }
   if (!on_device.empty()) {
-    DeviceDecodeBatch batch{chain, spec, {}, {}, {}, [&](std::size_t k) { return describe_request(on_device[k]); }};
+    DeviceDecodeBatch batch{chain,
+                            spec,
+                            [&](std::size_t k, const BufferPrototype& prototype) { return fetch(on_device[k], prototype); },
+                            {},
+                            {},
+                            [&](std::size_t k) { return describe_request(on_device[k]); }};
     for (const std::size_t i : on_device) {
-      batch.requests.push_back(&requests[i]);
       batch.tasks.push_back(plans[i]->task(0));
-      batch.regions.push_back(expand_to_region(requests[i].out, plans[i]->selection()));
+      batch.regions.push_back(expand_to_region(out(i), plans[i]->selection()));
     }
     decode_on_device(batch);
   }
@@ -83,11 +92,39 @@ void decode_chunks(const CodecChain& chain, const ChunkSpec& spec, std::span<con
     const std::size_t i = on_host[k];
     const ChunkPlan& plan = *plans[i];
     try {
-      decode_on_host(chain, spec, requests[i], plan.task(0), expand_to_region(requests[i].out, plan.selection()));
+      decode_on_host(chain, spec, fetch(i, BufferPrototype::host()), plan.task(0),
+                     expand_to_region(out(i), plan.selection()));
     } catch (const Error& e) {
       rethrow_with_context(e, describe_request(i));
     }
   });
+}
+
+}  // namespace
+
+void decode_chunks(const CodecChain& chain, const ChunkSpec& spec, std::span<const ChunkDecodeRequest> requests) {
+  run_requests(
+      chain, spec, requests.size(), [&](std::size_t i) -> const Selection& { return requests[i].selection; },
+      [&](std::size_t i) -> const NDView& { return requests[i].out; },
+      [&](std::size_t i, const BufferPrototype&) -> std::optional<Buffer> {
+        const auto& bytes = requests[i].encoded;
+        if (!bytes) return std::nullopt;
+        // The caller's bytes, not copied: they outlive the call.
+        return Buffer::wrap(nullptr, const_cast<std::byte*>(bytes->data()), bytes->size());
+      });
+}
+
+void read_chunks(Store& store, const CodecChain& chain, const ChunkSpec& spec, std::span<const ChunkReadRequest> requests) {
+  run_requests(
+      chain, spec, requests.size(), [&](std::size_t i) -> const Selection& { return requests[i].selection; },
+      [&](std::size_t i) -> const NDView& { return requests[i].out; },
+      [&](std::size_t i, const BufferPrototype& prototype) -> std::optional<Buffer> {
+        try {
+          return store.get(requests[i].key, prototype);
+        } catch (const Error& e) {
+          rethrow_with_context(e, fmt::format("key '{}' in {}", requests[i].key, store.describe()));
+        }
+      });
 }
 
 }  // namespace zarrkit

@@ -9,6 +9,7 @@
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
+#include "zarrkit/stores/memory_store.h"
 
 namespace zarrkit {
 namespace {
@@ -129,6 +130,31 @@ TEST(BatchDecode, MismatchedOutputsAreInvalidArguments) {
   requests[0] = {c.view(), {std::int64_t{6}}, view_of(out, {8}, {4})};
   EXPECT_THROW(decode_chunks(chain, spec, requests), Error);
   EXPECT_EQ(out, std::vector<std::int32_t>(48, 0));
+}
+
+TEST(ReadChunks, ReadsTheKeysFromTheStoreAsDecodeChunksDecodesTheirBytes) {
+  const CodecChain chain = chain_of(json::array({bytes_codec(), kZstd}));
+  const ChunkSpec spec = spec_with_fill(-1);
+  auto store = MemoryStore::create();
+  store->set("a/c/0", encode(chain, spec, chunk_values(4)).view());
+  store->set("a/c/1", encode(chain, spec, chunk_values(5)).view());
+  std::vector<std::int32_t> whole(48, 0), part(2, 0), absent(48, 0);
+  std::vector<ChunkReadRequest> requests(3);
+  requests[0] = {"a/c/0", {}, view_of(whole, kChunk, {32, 4})};
+  requests[1] = {"a/c/1", {std::int64_t{2}, Slice{3, 5, 1}}, view_of(part, {2}, {4})};
+  requests[2] = {"a/c/9", {}, view_of(absent, kChunk, {32, 4})};
+  read_chunks(*store, chain, spec, requests);
+  EXPECT_EQ(whole, chunk_values(4));
+  EXPECT_EQ(part, (std::vector<std::int32_t>{5023, 5024}));
+  for (const std::int32_t v : absent) EXPECT_EQ(v, -1);
+  // A value that does not decode is named by its place in the batch.
+  store->set("a/c/1", ByteView(reinterpret_cast<const std::byte*>("junk"), 4));
+  try {
+    read_chunks(*store, chain, spec, requests);
+    FAIL() << "junk decoded";
+  } catch (const DataLossError& e) {
+    EXPECT_NE(std::string(e.what()).find("chunk 1 of the batch"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -32,20 +33,23 @@ class RequestErrors {
       first_ = std::move(error);
     }
   }
-  // Runs `body`, the host phase of `chunk` of request `request`; where it fails, records
-  // the error (named with `context`) and abandons the chunk.
+  // Runs `body`, host work of request `request` (for `chunk` where it is one chunk's);
+  // where it fails, records the error (named with `context`), abandons the chunk and
+  // returns false.
   template <class Body>
-  void guard(std::size_t request, const std::string& context, DeviceChunk& chunk, Body&& body) {
+  bool guard(std::size_t request, const std::string& context, DeviceChunk* chunk, Body&& body) {
     try {
       try {
         body();
+        return true;
       } catch (const Error& e) {
         rethrow_with_context(e, context);
       }
     } catch (const Error&) {
       record(request, std::current_exception());
-      DeviceBatches::abandon(chunk);
+      if (chunk != nullptr) DeviceBatches::abandon(*chunk);
     }
+    return false;
   }
   void throw_first() const {
     if (first_) std::rethrow_exception(first_);
@@ -61,39 +65,63 @@ class RequestErrors {
 // what the device decodes, located in the bytes given by the partial codec.
 void decode_inner_chunks(const DeviceDecodeBatch& batch, const std::shared_ptr<const PreparedChain>& prepared) {
   const PartialChunkCodec& partial = *prepared->partial();
-  const std::size_t n = batch.requests.size();
+  const std::size_t n = batch.tasks.size();
   // Per request, the inner chunks its task touches, counted without reading anything.
   std::vector<std::uint64_t> first(n + 1, 0);
   for (std::size_t k = 0; k < n; ++k) {
     first[k + 1] = first[k] + partial.select(task_runs(batch.tasks[k]), batch.spec.shape).chunks.size();
   }
-  // Each request's inner chunks as located, made once by the first batch that needs them.
+  // Each request's inner chunks as located by the first batch that needs them, and its
+  // stored value (read whole; a chunk the device refuses is decoded again on the host from
+  // it, before the batch's arena is used again).
   std::vector<std::shared_ptr<LocatedChunks>> located(n);
-  std::vector<std::once_flag> once(n);
+  std::vector<char> failed(n, 0);
+  const auto request_of = [&](std::uint64_t leaf) {
+    return static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), leaf) - first.begin() - 1);
+  };
   DeviceBatches batches(partial.inner_chain(), batch.spec.fill_value.bytes(), first.back(),
                         [&](const DeviceChunk& c) {
                           return fmt::format("{}, inner chunk {} of its index", batch.describe(c.group), c.ordinal);
                         });
+  // Made after `batches`, so dropped before its arenas go back to their pool.
+  std::vector<std::optional<Buffer>> values(n);
   RequestErrors errors;
   batches.on_chunk_error = [&](const DeviceChunk& c, std::exception_ptr e) { errors.record(c.group, std::move(e)); };
   batches.run([&](DeviceBatches::Batch& b) {
+    // The shards of this batch read and located first, one task per shard (a task per
+    // inner chunk would have all but one of a shard's wait for its read); a shard that
+    // began in the previous batch is located already (the host phases run one at a time).
+    const std::size_t k_begin = request_of(b.first), k_end = request_of(b.first + b.chunks.size() - 1) + 1;
+    shared_thread_pool().parallel_for(k_end - k_begin, [&](std::size_t j) {
+      const std::size_t k = k_begin + j;
+      if (located[k] || failed[k]) return;
+      failed[k] = !errors.guard(k, batch.describe(k), nullptr, [&] {
+        auto l = std::make_shared<LocatedChunks>();
+        const BlockRuns runs = task_runs(batch.tasks[k]);
+        // A shard whose inner chunks all fall in this batch is read into its staging (the
+        // pinned arena where the device takes the bytes as stored: no copy of its inner
+        // chunks there); one that spans batches into ordinary memory, which outlives them.
+        const bool within = first[k] >= b.first && first[k + 1] <= b.first + b.chunks.size();
+        values[k] = batch.fetch(k, within ? b.staging : BufferPrototype::host());
+        if (values[k]) {
+          const ByteView bytes = values[k]->view();
+          *l = partial.locate(ChunkSource{nullptr, "", 0, bytes.size(), bytes}, runs, batch.spec.shape);
+        } else {
+          l->selection = partial.select(runs, batch.spec.shape);
+        }
+        located[k] = std::move(l);
+      });
+    });
     shared_thread_pool().parallel_for(b.chunks.size(), [&](std::size_t i) {
       const std::uint64_t leaf = b.first + i;
-      const auto k = static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), leaf) - first.begin() - 1);
-      const ChunkDecodeRequest& r = *batch.requests[k];
+      const std::size_t k = request_of(leaf);
       DeviceChunk& c = b.chunks[i];
       c.group = static_cast<std::uint32_t>(k);
-      errors.guard(k, batch.describe(k), c, [&] {
-        std::call_once(once[k], [&] {
-          auto l = std::make_shared<LocatedChunks>();
-          const BlockRuns runs = task_runs(batch.tasks[k]);
-          if (r.encoded) {
-            *l = partial.locate(ChunkSource{nullptr, "", 0, r.encoded->size(), *r.encoded}, runs, batch.spec.shape);
-          } else {
-            l->selection = partial.select(runs, batch.spec.shape);
-          }
-          located[k] = std::move(l);
-        });
+      if (failed[k]) {
+        DeviceBatches::abandon(c);
+        return;
+      }
+      errors.guard(k, batch.describe(k), &c, [&] {
         const LocatedChunks& l = *located[k];
         const std::size_t j = to_size(leaf - first[k]);
         const InnerChunkRef& ref = l.selection.chunks.at(j);
@@ -106,7 +134,7 @@ void decode_inner_chunks(const DeviceDecodeBatch& batch, const std::shared_ptr<c
           return;
         }
         const InnerChunkBytes& where = l.bytes[j];
-        Buffer encoded = Buffer::wrap(nullptr, const_cast<std::byte*>(r.encoded->data() + where.offset), to_size(where.nbytes));
+        Buffer encoded = Buffer::wrap(nullptr, values[k]->data() + where.offset, to_size(where.nbytes));
         batches.process(c, static_cast<std::uint32_t>(i), b.arena, std::move(encoded));
       });
     });
@@ -126,7 +154,7 @@ void decode_batch_on_device(const DeviceDecodeBatch& batch) {
   }
   const std::shared_ptr<const PreparedChain> prepared = batch.chain.prepare(batch.spec);
   if (prepared->partial() != nullptr) return decode_inner_chunks(batch, prepared);
-  DeviceBatches batches(prepared, batch.spec.fill_value.bytes(), batch.requests.size(),
+  DeviceBatches batches(prepared, batch.spec.fill_value.bytes(), batch.tasks.size(),
                         [&](const DeviceChunk& c) { return batch.describe(c.ordinal); });
   RequestErrors errors;
   batches.on_chunk_error = [&](const DeviceChunk& c, std::exception_ptr e) { errors.record(c.ordinal, std::move(e)); };
@@ -138,15 +166,15 @@ void decode_batch_on_device(const DeviceDecodeBatch& batch) {
       c.task = batch.tasks[k];
       c.runs = task_runs(c.task);
       c.region = &batch.regions[k];
-      const ChunkDecodeRequest& r = *batch.requests[k];
-      if (!r.encoded) {
-        read_stats().chunks_missing.fetch_add(1);
-        return;
-      }
-      errors.guard(k, batch.describe(k), c, [&] {
-        // The caller's bytes, not copied here: process() stages them in the arena.
-        Buffer encoded = Buffer::wrap(nullptr, const_cast<std::byte*>(r.encoded->data()), r.encoded->size());
-        batches.process(c, static_cast<std::uint32_t>(i), b.arena, std::move(encoded));
+      errors.guard(k, batch.describe(k), &c, [&] {
+        // Bytes given are wrapped, not copied; read from a store they land in b.staging
+        // (the pinned arena where the device takes them as stored).
+        std::optional<Buffer> encoded = batch.fetch(k, b.staging);
+        if (!encoded) {
+          read_stats().chunks_missing.fetch_add(1);
+          return;
+        }
+        batches.process(c, static_cast<std::uint32_t>(i), b.arena, std::move(*encoded));
       });
     });
   });

@@ -13,6 +13,7 @@
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/gpu.h"
+#include "zarrkit/stores/memory_store.h"
 
 namespace zarrkit {
 namespace {
@@ -144,6 +145,36 @@ TEST(GpuBatchDecode, ACorruptChunkIsNamedAndTheOthersAreDecoded) {
     for (const int i : {0, 2}) {
       const Buffer back = to_host(outs[i]);
       EXPECT_EQ(std::memcmp(back.data(), expected.data(), bytes), 0) << codecs.dump() << " request " << i;
+    }
+  }
+}
+
+TEST(GpuBatchDecode, ReadChunksFromAStoreMatchTheHost) {
+  REQUIRE_GPU();
+  const ChunkSpec spec{kChunk, kUint16, FillValue::of<std::uint16_t>(7)};
+  for (const json& codecs : {chains()[0], chains()[3], chains()[4]}) {
+    const CodecChain chain = CodecChain::from_v3_json(codecs, kUint16, CodecRegistry::builtin());
+    auto store = MemoryStore::create();
+    for (int k = 0; k < 3; ++k) store->set("c/" + std::to_string(k), encoded_chunk(chain, spec, k).view());
+    std::vector<Buffer> host_outs, device_outs;
+    std::vector<ChunkReadRequest> host_requests, device_requests;
+    for (int k = 0; k < 4; ++k) {  // c/3 is absent
+      const Case c = cases()[static_cast<std::size_t>(k) % cases().size()];
+      const std::size_t n = buffer_bytes(c.out_shape, c.strided);
+      std::vector<std::byte> sentinel(n, std::byte{0x11});
+      host_outs.push_back(Buffer::copy_of(ByteView(sentinel.data(), n)));
+      device_outs.push_back(to_device(ByteView(sentinel.data(), n)));
+      const auto strides = strides_of(c.out_shape, c.strided);
+      const std::string key = "c/" + std::to_string(k);
+      host_requests.push_back({key, c.selection, NDView{host_outs.back().data(), c.out_shape, strides, kUint16, MemoryKind::kHost}});
+      device_requests.push_back(
+          {key, c.selection, NDView{device_outs.back().data(), c.out_shape, strides, kUint16, MemoryKind::kDevice}});
+    }
+    read_chunks(*store, chain, spec, host_requests);
+    read_chunks(*store, chain, spec, device_requests);
+    for (std::size_t r = 0; r < host_outs.size(); ++r) {
+      const Buffer back = to_host(device_outs[r]);
+      EXPECT_EQ(std::memcmp(back.data(), host_outs[r].data(), back.size()), 0) << codecs.dump() << " request " << r;
     }
   }
 }

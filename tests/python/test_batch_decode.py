@@ -118,3 +118,17 @@ def test_chunks_written_by_zarr_python_decode(tmp_path):
     np.testing.assert_array_equal(got[0], data[:16, :12])
     np.testing.assert_array_equal(got[1][:8, :6], data[32:, 24:])
     assert np.isnan(got[1][8:, :]).all() and np.isnan(got[2]).all()
+
+
+@pytest.mark.parametrize("kind", ["v3-zstd", "v2-blosc", "sharded"])
+def test_read_chunks_reads_the_keys_itself(store, kind):
+    a, data = make(store, kind)
+    keys, indices = chunk_keys(a)
+    got = zarrkit.read_chunks(a, store, keys + ["c/9/9" if a.zarr_format == 3 else "9.9"])
+    for out, index in zip(got, indices):
+        np.testing.assert_array_equal(out, chunk_of(data, index, -3))
+    np.testing.assert_array_equal(got[-1], np.full(CHUNKS, -3, dtype="i4"))
+    part = zarrkit.read_chunks(a, store, keys[:1], selections=[(slice(2, 9), 5)], out=[np.zeros(7, dtype="i4")])
+    np.testing.assert_array_equal(part[0], data[2:9, 5])
+    with pytest.raises(TypeError, match="zarrkit.storage"):
+        zarrkit.read_chunks(a, {"c/0/0": b""}, keys[:1])

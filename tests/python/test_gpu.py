@@ -202,3 +202,13 @@ def test_decode_chunks_into_device_arrays(store, chain):
     np.testing.assert_array_equal(cupy.asnumpy(wide[:, ::2]), data[:16, :32][1:16:3, ::-2])
     assert (cupy.asnumpy(wide[:, 1::2]) == -1).all()
     np.testing.assert_array_equal(cupy.asnumpy(outs[1]), data[20, [32, 37, 35]])
+
+
+def test_read_chunks_into_device_arrays(store):
+    data = values(shape=(40, 48))
+    a = zarrkit.create_array(store, data=data, chunks=(16, 32), compressors=[BLOSC])
+    got = zarrkit.read_chunks(a, store, ["c/0/0", "c/2/1", "c/7/7"], device=True)
+    assert all(isinstance(g, cupy.ndarray) for g in got)
+    np.testing.assert_array_equal(cupy.asnumpy(got[0]), data[:16, :32])
+    np.testing.assert_array_equal(cupy.asnumpy(got[1])[:8, :16], data[32:, 32:])
+    np.testing.assert_array_equal(cupy.asnumpy(got[2]), np.zeros((16, 32), "f4"))

@@ -14,7 +14,7 @@
 # first_read) and "compare" (not run by default: they need a
 # baseline packed by pack_baseline.sh) times S6/S10 and the first reads of the baseline commit
 # and of this build in the same run, alternating; BENCH_ONLY=s6 limits the S6/S10 stage to one scenario;
-# COMPARE_ROUNDS (default 2) sets the compare stage's rounds; S7_VARIANTS=all has S7 time every stream-decode kernel variant (direct, direct-uncapped,
+# COMPARE_ROUNDS (default 2) sets the compare stage's rounds, COMPARE_CASES its cases (s6_s10.py --cases); S7_VARIANTS=all has S7 time every stream-decode kernel variant (direct, direct-uncapped,
 # staged), not only the read path's (direct).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -170,7 +170,8 @@ for round in $(seq 1 "${COMPARE_ROUNDS:-2}"); do
     else pp=$work/py:$work/site; script=bench/gpu/s6_s10.py; fi
     echo "-- $build, round $round"
     PYTHONPATH=$pp timeout 150 python3 "$script" --dir /tmp/zk_cmp --size $size --reps 5 \
-      --json "$out/compare-$build.jsonl" --only "${COMPARE_ONLY:-s6,s10}" --skip-tensorstore --no-cold 2>&1 |
+      --json "$out/compare-$build.jsonl" --only "${COMPARE_ONLY:-s6,s10}" ${COMPARE_CASES:+--cases "$COMPARE_CASES"} \
+      --skip-tensorstore --no-cold 2>&1 |
       grep -E "zarrkit|^S[0-9]" | head -40
   done
 done
