@@ -55,6 +55,12 @@ struct DirListing {
   std::vector<std::string> prefixes;  // sub-directories directly under it (names only)
 };
 
+// Held while a value is read, changed and written back; released by destruction.
+class UpdateLock {
+ public:
+  virtual ~UpdateLock() = default;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -106,6 +112,13 @@ class Store {
   virtual void set(std::string_view key, ByteView value) = 0;
   // Removes the key; no error if it is absent.
   virtual void erase(std::string_view key) = 0;
+  // A lock that other processes updating this store take too, held by a read-modify-write
+  // of `key` (a chunk written in part, an inner chunk of a shard) from reading the old value
+  // to storing the new one, so that two processes changing different parts of one value do
+  // not lose each other's change. nullptr (the default) where the store has none: memory
+  // stores (one process), and stores whose writers are not coordinated yet. Threads of one
+  // process are serialised by the engine's own key locks either way.
+  virtual std::unique_ptr<UpdateLock> lock_for_update(std::string_view key);
   // Removes every key under `prefix` ("" means everything).
   virtual void erase_prefix(std::string_view prefix);
 

@@ -203,6 +203,8 @@ void ShardLevel::write(const PartialRequest& request, const std::string& key, co
   const bool keeps_old = covered.size() != sel.chunks_inside_array;
 
   const std::lock_guard lock(key_write_mutex(store.describe(), key));
+  // Other processes updating this shard wait here too (Store::lock_for_update).
+  const std::unique_ptr<UpdateLock> update_lock = store.lock_for_update(key);
   std::optional<Buffer> old;
   if (keeps_old) old = store.get(key, BufferPrototype::host());
   const std::optional<Buffer> shard =

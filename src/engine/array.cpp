@@ -273,8 +273,10 @@ void Array::write(const Selection& selection, const NDView& data) {
       }
       NDBuffer chunk;
       // Held from reading the old chunk to storing the new one, so that concurrent writes to
-      // other parts of the chunk lose no update.
+      // other parts of the chunk lose no update: the key's lock among this process's threads,
+      // then the store's among processes (Store::lock_for_update).
       std::unique_lock<std::mutex> read_modify_write;
+      std::unique_ptr<UpdateLock> update_lock;
       if (task.is_entire_chunk && region_matches_chunk_layout(task, input.byte_strides, chunk_c_strides)) {
         const std::byte* src = input.data + task_region_offset(task, input.byte_strides);
         // The caller's block already is the chunk: encode it in place, without a copy.
@@ -288,6 +290,7 @@ void Array::write(const Selection& selection, const NDView& data) {
           chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
         } else {
           read_modify_write = std::unique_lock(key_write_mutex(store_name, store_key));
+          update_lock = store_->lock_for_update(store_key);
           if (auto existing = store_->get(store_key, host)) {
             // The decoded buffer is ours: codecs return fresh memory.
             chunk = chain.decode(existing->view(), host);

@@ -31,6 +31,7 @@ class FetchedStore : public Store {
   std::optional<std::uint64_t> size(std::string_view key) override;
   void set(std::string_view key, ByteView value) override { inner_->set(key, value); }
   void erase(std::string_view key) override { inner_->erase(key); }
+  std::unique_ptr<UpdateLock> lock_for_update(std::string_view key) override { return inner_->lock_for_update(key); }
   std::vector<std::string> list(std::string_view prefix = "") override { return inner_->list(prefix); }
 
  private:

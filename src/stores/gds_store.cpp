@@ -259,6 +259,7 @@ bool GdsStore::exists(std::string_view key) { return inner_->exists(key); }
 std::optional<std::uint64_t> GdsStore::size(std::string_view key) { return inner_->size(key); }
 void GdsStore::set(std::string_view key, ByteView value) { inner_->set(key, value); }
 void GdsStore::erase(std::string_view key) { inner_->erase(key); }
+std::unique_ptr<UpdateLock> GdsStore::lock_for_update(std::string_view key) { return inner_->lock_for_update(key); }
 void GdsStore::erase_prefix(std::string_view prefix) { inner_->erase_prefix(prefix); }
 std::vector<std::string> GdsStore::list(std::string_view prefix) { return inner_->list(prefix); }
 DirListing GdsStore::list_dir(std::string_view prefix) { return inner_->list_dir(prefix); }

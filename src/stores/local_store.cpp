@@ -15,6 +15,7 @@
 
 #include "core/checked_math.h"
 #include "stores/file_io.h"
+#include "stores/file_update_lock.h"
 #include "stores/local_store_internal.h"
 #include "zarrkit/error.h"
 
@@ -492,6 +493,12 @@ void LocalStore::erase(std::string_view key) {
     fail_io("{}: cannot erase key \"{}\": {}", describe(), key, errno_text(error));
   }
   if (options_.durable) sync_directory(parent_of(path), key);
+}
+
+std::unique_ptr<UpdateLock> LocalStore::lock_for_update(std::string_view key) {
+  validate_key(key);
+  if (options_.read_only) return nullptr;
+  return lock_file_update(canonical_root_, key);
 }
 
 }  // namespace zarrkit

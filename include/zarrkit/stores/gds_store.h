@@ -125,6 +125,7 @@ class GdsStore : public Store {
   std::optional<std::uint64_t> size(std::string_view key) override;
   void set(std::string_view key, ByteView value) override;
   void erase(std::string_view key) override;
+  std::unique_ptr<UpdateLock> lock_for_update(std::string_view key) override;
   void erase_prefix(std::string_view prefix) override;
   std::vector<std::string> list(std::string_view prefix = "") override;
   DirListing list_dir(std::string_view prefix) override;

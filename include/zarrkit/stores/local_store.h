@@ -102,6 +102,9 @@ class LocalStore : public Store {
   void erase_prefix(std::string_view prefix) override;
   std::vector<std::string> list(std::string_view prefix = "") override;
   DirListing list_dir(std::string_view prefix) override;
+  // An flock shared by the processes of this host (src/stores/file_update_lock.h); null
+  // for a read-only store.
+  std::unique_ptr<UpdateLock> lock_for_update(std::string_view key) override;
 
   // For stores that read the files themselves (GdsStore): the value of `key` opened for
   // reading, after the same key and symlink checks as get(); nullopt when it is absent.
