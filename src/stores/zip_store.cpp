@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -193,6 +195,7 @@ ZipStore::ZipStore(fs::path path, ZipStoreOptions options)
   std::error_code ec;
   path_ = fs::absolute(path, ec).lexically_normal();
   if (ec) fail_io("cannot open the zip store \"{}\": {}", path.string(), ec.message());
+  if (!options_.read_only) remove_stale_temp_archives();
   struct stat st;
   if (::stat(path_.c_str(), &st) != 0) {
     const int error = errno;
@@ -207,6 +210,62 @@ ZipStore::ZipStore(fs::path path, ZipStoreOptions options)
   }
   archive_ = open_archive(path_, fmt::format("cannot open the zip store {}", describe()));
   load_members();
+}
+
+namespace {
+
+// True for what a killed libzip writer leaves: the start of an archive (a local file
+// header first) without its end (no end-of-central-directory record, written last, just
+// before the rename). A complete archive under such a name (someone's copy) is kept.
+bool is_unfinished_archive(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  std::string head(4, '\0');
+  bool unfinished = ::pread(fd, head.data(), head.size(), 0) == 4 && head == std::string("PK\x03\x04", 4);
+  if (unfinished) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      unfinished = false;
+    } else {
+      // The record is 22 bytes plus a comment of at most 65535.
+      const off_t tail_size = std::min<off_t>(st.st_size, 22 + 65535);
+      std::string tail(static_cast<std::size_t>(tail_size), '\0');
+      if (::pread(fd, tail.data(), tail.size(), st.st_size - tail_size) != tail_size) {
+        unfinished = false;
+      } else {
+        unfinished = tail.find(std::string("PK\x05\x06", 4)) == std::string::npos;
+      }
+    }
+  }
+  ::close(fd);
+  return unfinished;
+}
+
+}  // namespace
+
+// libzip writes a new archive to "<archive>.XXXXXX" (mkstemp) and renames it over the
+// archive in zip_close; a writer killed before that leaves the temporary behind.
+std::size_t ZipStore::remove_stale_temp_archives() {
+  const std::string prefix = path_.filename().string() + ".";
+  std::error_code ec;
+  std::size_t removed = 0;
+  const auto now = fs::file_time_type::clock::now();
+  for (const auto& entry : fs::directory_iterator(path_.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0) continue;
+    if (!std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                     [](unsigned char c) { return std::isalnum(c) != 0; })) {
+      continue;
+    }
+    std::error_code item_ec;
+    if (!entry.is_regular_file(item_ec) || entry.is_symlink(item_ec)) continue;
+    const auto modified = entry.last_write_time(item_ec);
+    if (item_ec) continue;
+    const double age = std::chrono::duration<double>(now - modified).count();
+    if (age < options_.stale_temp_seconds || !is_unfinished_archive(entry.path())) continue;
+    if (fs::remove(entry.path(), item_ec)) ++removed;
+  }
+  return removed;
 }
 
 ZipStore::~ZipStore() {

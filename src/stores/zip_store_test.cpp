@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zip.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -19,6 +20,7 @@ namespace zarrkit {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_file;
 using testing::TempDir;
 
 std::string read_string(Store& store, std::string_view key, std::optional<ByteRange> range = std::nullopt) {
@@ -403,6 +405,43 @@ TEST_F(BadArchive, CorruptDataAndCrc) {
   patch_crc(zip, find_member(zip, "aa/stored"), 1);
   spit(path, zip);
   EXPECT_THROW(ZipStore::open(path)->get("aa/stored"), DataLossError);
+}
+
+TEST(ZipStore, AWritableOpenRemovesTheTemporaryArchivesOfKilledWriters) {
+  TempDir dir;
+  const fs::path archive = dir / "data.zip";
+  {
+    ZipStore store(archive, ZipStoreOptions{.read_only = false});
+    store.set("zarr.json", ByteView(reinterpret_cast<const std::byte*>("{}"), 2));
+    store.close();
+  }
+  // What libzip leaves when its writer dies before zip_close: "<archive>.XXXXXX", the
+  // start of an archive without its end.
+  const std::string complete = read_file(archive);
+  const std::string unfinished = complete.substr(0, complete.size() / 2);
+  const auto make = [&](const std::string& name, const std::string& bytes, std::chrono::hours age) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    fs::last_write_time(dir / name, fs::file_time_type::clock::now() - age);
+  };
+  make("data.zip.a1B2c3", unfinished, std::chrono::hours(2));   // stale
+  make("data.zip.Zz9Yy8", unfinished, std::chrono::hours(0));   // a live writer's, maybe
+  make("data.zip.backup", complete, std::chrono::hours(2));     // someone's copy: complete
+  make("data.zip.readme", "notes", std::chrono::hours(2));      // not an archive
+  make("data.zip.1", unfinished, std::chrono::hours(2));        // not libzip's pattern
+  make("other.zip.a1B2c3", unfinished, std::chrono::hours(2));  // another archive's
+  { ZipStore read_only(archive, ZipStoreOptions{}); }
+  EXPECT_TRUE(fs::exists(dir / "data.zip.a1B2c3"));  // read-only opens delete nothing
+  {
+    ZipStore writable(archive, ZipStoreOptions{.read_only = false});
+    EXPECT_EQ(writable.get("zarr.json")->size(), 2u);
+  }
+  EXPECT_FALSE(fs::exists(dir / "data.zip.a1B2c3"));
+  EXPECT_TRUE(fs::exists(dir / "data.zip.Zz9Yy8"));
+  EXPECT_TRUE(fs::exists(dir / "data.zip.backup"));
+  EXPECT_TRUE(fs::exists(dir / "data.zip.readme"));
+  EXPECT_TRUE(fs::exists(dir / "data.zip.1"));
+  EXPECT_TRUE(fs::exists(dir / "other.zip.a1B2c3"));
+  EXPECT_TRUE(fs::exists(archive));
 }
 
 }  // namespace

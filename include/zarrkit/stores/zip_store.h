@@ -58,6 +58,10 @@ struct ZipStoreOptions {
   bool deflate_new_members = false;
   // A member whose declared uncompressed size is larger is refused when read (zip bombs).
   std::uint64_t max_member_bytes = std::uint64_t{4} << 30;
+  // Writable only: on open, delete the temporary archives (`<archive>.XXXXXX`, libzip's
+  // name for an archive being written) that a killed writer left beside the archive, once
+  // they are older than this (a live writer keeps touching its own).
+  double stale_temp_seconds = 3600.0;
 };
 
 class ZipStore : public Store {
@@ -97,6 +101,9 @@ class ZipStore : public Store {
   struct Archive;  // the libzip handle (zip_store.cpp)
 
  private:
+  // Deletes what killed writers left beside the archive (ZipStoreOptions::stale_temp_seconds);
+  // returns how many.
+  std::size_t remove_stale_temp_archives();
   // Where the current value of a key lives: a member of the archive on disk, or a range of
   // the spill file (written since the last flush).
   struct Entry {
