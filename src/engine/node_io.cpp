@@ -65,8 +65,14 @@ std::string display_path(std::string_view path) {
 }
 
 std::optional<nlohmann::json> read_json(Store& store, const std::string& key) {
-  const auto value = store.get(key, BufferPrototype::host());
+  // One byte past the size limit is all that is read: a larger document (a zip member that
+  // inflates to gigabytes, a huge object) is refused by parse_json without being read whole.
+  const std::uint64_t limit = MetadataLimits{}.max_json_bytes;
+  const auto value = store.get(key, BufferPrototype::host(), ByteRange::range(0, limit + 1));
   if (!value) return std::nullopt;
+  if (value->size() > limit) {
+    fail_resource("'{}' is larger than the limit of {} bytes for a JSON document", key, limit);
+  }
   try {
     return parse_json(as_chars(value->view()));
   } catch (const Error& e) {

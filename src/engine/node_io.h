@@ -32,7 +32,8 @@ void validate_new_node_path(std::string_view path);
 std::string display_path(std::string_view path);
 
 // The JSON document at `key`, or nullopt if the key is absent. Parsed with the metadata
-// limits (size, depth); malformed JSON is an InvalidArgumentError naming the key.
+// limits (size, depth), of which the size bounds what is read; malformed JSON is an
+// InvalidArgumentError naming the key.
 std::optional<nlohmann::json> read_json(Store& store, const std::string& key);
 // Writes `value` as zarr-python formats it (indent 2).
 void write_json(Store& store, const std::string& key, const nlohmann::json& value);
