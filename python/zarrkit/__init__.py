@@ -8,10 +8,10 @@ array([0., 1., 2.], dtype=float32)
 
 The API follows zarr-python 3 (``open``, ``open_array``, ``open_group``,
 ``create_array``, ``create_group``; ``Array`` and ``Group``). ``zarrkit.config``
-holds runtime settings; ``decode_chunks`` (``read_chunks``) decodes many stored chunks at once (into NumPy or
-device arrays); ``zarrkit.zarr_pipeline`` plugs zarrkit's codecs into
-zarr-python itself; ``zarrkit.storage`` has the stores; ``zarrkit.errors`` the
-exceptions.
+holds runtime settings; ``decode_chunks`` and ``read_chunks`` decode many stored
+chunks at once (into NumPy or device arrays); ``zarrkit.zarr_pipeline`` plugs
+zarrkit's codecs into zarr-python itself; ``zarrkit.storage`` has the stores;
+``zarrkit.errors`` the exceptions.
 """
 
 from __future__ import annotations
