@@ -114,65 +114,63 @@ nb::list encode_batch(const ChainHandle& h, nb::list chunks, const Shape& shape,
   return result;
 }
 
-// Decodes chunks straight into caller memory (zarrkit/batch_decode.h): chunks[i] (bytes-like
-// or None), the part `selections[i]` of it (a NumPy-style key; () for all), into the array
-// at outs[i] = (address, shape, byte strides), in device memory when `device` is true.
-// Request i's part and output: selections[i] into outs[i] = (address, shape, byte strides).
+// Fills each request's part and output: selections[i] (a NumPy-style key; () for all) into
+// outs[i] = (address, shape, byte strides), in device memory when `device` is true.
 template <class Request>
-void fill_request(Request& request, const ChainHandle& h, nb::handle selection, nb::handle out, std::size_t i,
-                  bool device) {
-  request.selection = to_selection(selection);
-  const auto [address, out_shape, strides] = nb::cast<std::tuple<std::uintptr_t, Shape, std::vector<std::int64_t>>>(out);
-  if (out_shape.size() != strides.size()) {
-    fail_invalid("output {} has {} dimensions but {} strides", i, out_shape.size(), strides.size());
+void fill_requests(std::vector<Request>& requests, const ChainHandle& h, nb::list selections, nb::list outs,
+                   bool device, std::string_view what) {
+  const std::size_t n = requests.size();
+  if (nb::len(selections) != n || nb::len(outs) != n) {
+    fail_invalid("{}: {} chunks, {} selections and {} outputs", what, n, nb::len(selections), nb::len(outs));
   }
-  request.out = NDView{reinterpret_cast<std::byte*>(address), out_shape, strides, h.dtype,
-                       device ? MemoryKind::kDevice : MemoryKind::kHost};
+  for (std::size_t i = 0; i < n; ++i) {
+    requests[i].selection = to_selection(selections[i]);
+    const auto [address, out_shape, strides] =
+        nb::cast<std::tuple<std::uintptr_t, Shape, std::vector<std::int64_t>>>(outs[i]);
+    if (out_shape.size() != strides.size()) {
+      fail_invalid("output {} has {} dimensions but {} strides", i, out_shape.size(), strides.size());
+    }
+    requests[i].out = NDView{reinterpret_cast<std::byte*>(address), out_shape, strides, h.dtype,
+                             device ? MemoryKind::kDevice : MemoryKind::kHost};
+  }
 }
 
-void decode_into(const ChainHandle& h, nb::list chunks, const Shape& shape, nb::handle fill, nb::list selections,
-                 nb::list outs, bool device) {
-  const ChunkSpec spec = make_spec(h, shape, fill);
-  const std::size_t n = nb::len(chunks);
-  if (nb::len(selections) != n || nb::len(outs) != n) {
-    fail_invalid("decode_into: {} chunks, {} selections and {} outputs", n, nb::len(selections), nb::len(outs));
-  }
-  std::vector<std::unique_ptr<PyBufferView>> inputs(n);
-  std::vector<ChunkDecodeRequest> requests(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!chunks[i].is_none()) {
-      inputs[i] = std::make_unique<PyBufferView>(chunks[i], false);
-      requests[i].encoded = inputs[i]->bytes();
-    }
-    fill_request(requests[i], h, selections[i], outs[i], i, device);
-  }
+// Runs a batch without the GIL, under the Python thread's settings (with the GPU module
+// installed where the outputs are in device memory).
+template <class Run>
+void run_batch(bool device, Run&& run) {
 #ifdef ZARRKIT_HAVE_CUDA
   if (device) install_gpu_support();
 #endif
   nb::gil_scoped_release release;
   SettingsScope settings;
-  decode_chunks(*h.chain, spec, requests);
+  run();
+}
+
+// Decodes chunks straight into caller memory (zarrkit/batch_decode.h): chunks[i] (bytes-like
+// or None: the fill value) into outs[i], as fill_requests says.
+void decode_into(const ChainHandle& h, nb::list chunks, const Shape& shape, nb::handle fill, nb::list selections,
+                 nb::list outs, bool device) {
+  const ChunkSpec spec = make_spec(h, shape, fill);
+  std::vector<ChunkDecodeRequest> requests(nb::len(chunks));
+  fill_requests(requests, h, selections, outs, device, "decode_into");
+  std::vector<std::unique_ptr<PyBufferView>> inputs(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (chunks[i].is_none()) continue;
+    inputs[i] = std::make_unique<PyBufferView>(chunks[i], false);
+    requests[i].encoded = inputs[i]->bytes();
+  }
+  run_batch(device, [&] { decode_chunks(*h.chain, spec, requests); });
 }
 
 // decode_into with the chunks read from `store` at `keys` (zarrkit/batch_decode.h read_chunks).
 void read_into(const ChainHandle& h, const StoreHandle& store, const std::vector<std::string>& keys,
                const Shape& shape, nb::handle fill, nb::list selections, nb::list outs, bool device) {
   const ChunkSpec spec = make_spec(h, shape, fill);
-  const std::size_t n = keys.size();
-  if (nb::len(selections) != n || nb::len(outs) != n) {
-    fail_invalid("read_into: {} keys, {} selections and {} outputs", n, nb::len(selections), nb::len(outs));
-  }
-  std::vector<ChunkReadRequest> requests(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    requests[i].key = keys[i];
-    fill_request(requests[i], h, selections[i], outs[i], i, device);
-  }
-#ifdef ZARRKIT_HAVE_CUDA
-  if (device) install_gpu_support();
-#endif
-  nb::gil_scoped_release release;
-  SettingsScope settings;
-  read_chunks(*store.store, *h.chain, spec, requests);
+  std::vector<ChunkReadRequest> requests(keys.size());
+  fill_requests(requests, h, selections, outs, device, "read_into");
+  for (std::size_t i = 0; i < keys.size(); ++i) requests[i].key = keys[i];
+  run_batch(device, [&] { read_chunks(*store.store, *h.chain, spec, requests); });
 }
 
 }  // namespace

@@ -57,6 +57,8 @@ def _part_shape(chunk_shape: tuple[int, ...], key: Any) -> tuple[int, ...]:
 
 
 def _layout(array: Any, on_device: bool) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """(address, shape, byte strides) of a device array (`on_device`) or a NumPy array, as the
+    engine's decode_into and read_into take an output."""
     interface = array.__cuda_array_interface__ if on_device else array.__array_interface__
     shape = tuple(int(n) for n in interface["shape"])
     strides = interface.get("strides")

@@ -33,6 +33,7 @@ from zarr.storage import LocalStore as ZarrLocalStore
 
 import zarrkit
 from zarrkit import storage
+from zarrkit._batch import _layout
 
 if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec
@@ -86,15 +87,7 @@ def _on_device(array: Any) -> bool:
 def _interface(array: Any) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
     """(address, shape, byte strides) of a device array (or, for the tests that run this path
     in host memory, of a NumPy array)."""
-    interface = array.__cuda_array_interface__ if _on_device(array) else array.__array_interface__
-    shape = tuple(int(n) for n in interface["shape"])
-    strides = interface.get("strides")
-    if strides is None:  # C-contiguous
-        strides, step = [], array.dtype.itemsize
-        for n in reversed(shape):
-            strides.insert(0, step)
-            step *= max(n, 1)
-    return int(interface["data"][0]), shape, tuple(int(s) for s in strides)
+    return _layout(array, _on_device(array))
 
 
 async def read(

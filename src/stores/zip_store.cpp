@@ -243,8 +243,9 @@ bool is_unfinished_archive(const fs::path& path) {
 
 }  // namespace
 
-// libzip writes a new archive to "<archive>.XXXXXX" (mkstemp) and renames it over the
-// archive in zip_close; a writer killed before that leaves the temporary behind.
+// libzip writes a new archive to a temporary file beside it (the archive's name, a dot and
+// six random letters or digits: mkstemp) and renames that over the archive in zip_close; a
+// writer killed before the rename leaves the temporary behind.
 std::size_t ZipStore::remove_stale_temp_archives() {
   const std::string prefix = path_.filename().string() + ".";
   std::error_code ec;

@@ -415,8 +415,8 @@ TEST(ZipStore, AWritableOpenRemovesTheTemporaryArchivesOfKilledWriters) {
     store.set("zarr.json", ByteView(reinterpret_cast<const std::byte*>("{}"), 2));
     store.close();
   }
-  // What libzip leaves when its writer dies before zip_close: "<archive>.XXXXXX", the
-  // start of an archive without its end.
+  // What libzip leaves when its writer dies before zip_close: a file named after the archive
+  // (a dot and six random letters or digits) holding the start of an archive, not its end.
   const std::string complete = read_file(archive);
   const std::string unfinished = complete.substr(0, complete.size() / 2);
   const auto make = [&](const std::string& name, const std::string& bytes, std::chrono::hours age) {

@@ -58,8 +58,8 @@ struct ZipStoreOptions {
   bool deflate_new_members = false;
   // A member whose declared uncompressed size is larger is refused when read (zip bombs).
   std::uint64_t max_member_bytes = std::uint64_t{4} << 30;
-  // Writable only: on open, delete the temporary archives (`<archive>.XXXXXX`, libzip's
-  // name for an archive being written) that a killed writer left beside the archive, once
+  // Writable only: on open, delete the temporary archives that killed writers left beside
+  // the archive (libzip names them after it: a dot and six random letters or digits), once
   // they are older than this (a live writer keeps touching its own).
   double stale_temp_seconds = 3600.0;
 };
