@@ -24,7 +24,9 @@ HEADER = """# Benchmark results
 
 Produced by `bench/run` (bench/README.md says how). Every figure that counts is a ratio:
 zarrkit against a peer, same files, same machine, same run, same thread count. Absolute times
-drift with the machine's load; ratios much less so.
+drift with the machine's load; ratios much less so. Reads into device memory are in
+[results/GPU.md](results/GPU.md); builds compared side by side (an engine change, old against
+new, same run) in [results/ONE-ENGINE.md](results/ONE-ENGINE.md).
 
 How to read the tables:
 - **median s** of the timed repetitions, **spread** their min-max. `in-process`: the operation
