@@ -88,7 +88,9 @@ std::uint64_t DeviceBatches::staging_bytes(std::uint64_t count) const {
   // batches needed, and grow when a batch overflows.
   const std::uint64_t decoded = count * slot_bytes_ + (1u << 20);
   if (!stages_stored_bytes() || chain_.stored_as_laid_out()) return decoded;
-  return std::max(decoded / 2 + 1, std::min(g_arena_hint.load(), decoded));
+  // A chunk the host decodes (a long LZ4 block) stages its decoded bytes beside its stored
+  // ones: what batches that overflowed needed (the hint) may exceed the decoded size.
+  return std::max(decoded / 2 + 1, std::min(g_arena_hint.load(), 2 * decoded));
 }
 
 void DeviceBatches::warm_up() {
@@ -203,7 +205,7 @@ void DeviceBatches::process(DeviceChunk& c, std::uint32_t index, PinnedArena& ar
     read_stats().chunks_decoded_on_gpu.fetch_add(1);
   } else {
     c.works.clear();
-    Buffer decoded = chain_.decode_device_stages_on_host(view);
+    Buffer decoded = chain_.decode_device_stages_on_host(view, BufferPrototype(arena));
     stage(c, arena, decoded, decoded.view());
     c.decoded = ChunkBytes{ChunkBytes::Area::kInput, 0, chunk_bytes_};
     chain_.plan_passes(index, c.works);

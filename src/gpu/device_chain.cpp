@@ -167,10 +167,17 @@ void DeviceChain::plan_passes(std::uint32_t chunk, BatchWorks& works) const {
   }
 }
 
-Buffer DeviceChain::decode_device_stages_on_host(ByteView bytes) const {
+Buffer DeviceChain::decode_device_stages_on_host(ByteView bytes, const BufferPrototype& staging) const {
   Buffer owned;
   ByteView current = bytes;
-  for (const DeviceStage& stage : device_stages_) {
+  for (std::size_t i = 0; i < device_stages_.size(); ++i) {
+    const DeviceStage& stage = device_stages_[i];
+    if (i + 1 == device_stages_.size() && stage.output.exact && stage.output.bytes == chunk_bytes_) {
+      // The last stage straight into the staging memory (no copy into it afterwards).
+      Buffer decoded = staging.allocate(to_size(chunk_bytes_));
+      stage.codec->decode_into(current, MutableByteView(decoded.data(), decoded.size()), ab_spec_);
+      return decoded;
+    }
     Buffer decoded = stage.codec->decode(current, stage.output, ab_spec_);
     check_output(*stage.codec, decoded.size(), stage.output);
     owned = std::move(decoded);

@@ -88,9 +88,10 @@ class DeviceChain {
   // Plans only the passes, over a chunk whose device stages the host decoded (its stored
   // bytes are the uploaded bytes). InternalError if a pass refuses them.
   void plan_passes(std::uint32_t chunk, BatchWorks& works) const;
-  // The device stages decoded on the host (a chunk the device refused): its stored-layout
-  // bytes, each stage's output checked against its bound.
-  Buffer decode_device_stages_on_host(ByteView bytes) const;
+  // The device stages decoded on the host (a chunk the device refused, or a header that
+  // asks for the host): its stored-layout bytes, each stage's output checked against its
+  // bound; the last stage decodes into memory of `staging` (the batch's pinned arena).
+  Buffer decode_device_stages_on_host(ByteView bytes, const BufferPrototype& staging = BufferPrototype::host()) const;
 
  private:
   bool host_whole_chain_ = false;
