@@ -93,6 +93,12 @@ struct GpuConfig {
   // while the GPU works on the others; a batch of blosc chunks rarely has enough streams to
   // fill a GPU by itself, hence 4.
   std::size_t pipeline_depth = 4;
+  // How many GPUs' reads share this host at once, 1 to 1024
+  // (ZARRKIT_GPU_DEVICES_SHARING_HOST): set it to the number of processes where one process
+  // per GPU runs on a host (Dask-CUDA, torchrun), so that each takes its share of the host's
+  // threads (num_threads 0 then means hardware threads / this) instead of all of them.
+  // A multi-device read in one process (multi_device.h) shares its one pool by itself.
+  std::size_t devices_sharing_host = 1;
   // Decode zstd and gzip chunks with nvCOMP (ZARRKIT_NVCOMP_DECODE), in batches of at least
   // nvcomp_min_chunks of them (ZARRKIT_NVCOMP_MIN_CHUNKS): its batched decoders beat the
   // host's threads only on many small chunks. Off by default because nvCOMP documents

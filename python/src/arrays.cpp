@@ -105,6 +105,7 @@ void bind_arrays(nb::module_& m) {
   nb::class_<Array> array_class(m, "Array", "An array in a store (the engine side of zarrkit.Array).");
   bind_array_selections(array_class);
   bind_device_arrays(array_class);
+  bind_multi_device(array_class);
   array_class
       .def_prop_ro("path", &Array::path)
       .def_prop_ro("store", [](const Array& a) { return StoreHandle{a.store()}; })

@@ -9,9 +9,11 @@
 
 #include <Python.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -39,6 +41,15 @@ void bind_codecs(nb::module_& m);
 void bind_array_selections(nb::class_<Array>& cls);
 // Reads into and writes from device memory (python/src/device_arrays.cpp).
 void bind_device_arrays(nb::class_<Array>& cls);
+// A view of device memory at `pointer` (a __cuda_array_interface__'s shape and byte strides)
+// with the array's dtype; installs the GPU module's hooks where it is built.
+NDView device_view(const Array& a, std::uintptr_t pointer, const Shape& shape,
+                   const std::vector<std::int64_t>& byte_strides);
+// Waits for the work a device array's producer queued on `stream` (0: none given).
+void wait_for_device_producer(std::uintptr_t stream);
+// Splitting a selection into parts, and reading into / writing from several devices at once
+// (python/src/multi_device.cpp).
+void bind_multi_device(nb::class_<Array>& cls);
 
 // ---- Settings ------------------------------------------------------------------------------
 // The settings Python asked for (zarrkit.config). Every call into the engine runs under a
@@ -90,6 +101,8 @@ nb::object buffer_to_numpy(Buffer buffer);
 // A tuple (or one entry) of int, slice, Ellipsis, and 1-d int64 or bool NumPy arrays (lists
 // along one axis; the Python package has converted other forms) as a Selection.
 Selection to_selection(nb::handle key);
+// A Selection as an index tuple (ints, slices, ...; lists of indices as Python lists).
+nb::tuple from_selection(const Selection& selection);
 
 // ---- JSON -----------------------------------------------------------------------------------
 // JSON text from Python (json.dumps) as nlohmann::json; InvalidArgumentError if malformed.

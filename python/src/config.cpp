@@ -127,6 +127,7 @@ const std::vector<Setting>& settings_table() {
       setting("remote.s3_part_size_bytes", &Config::remote, &RemoteConfig::s3_part_size_bytes),
       setting("gpu.batch_budget_bytes", &Config::gpu, &GpuConfig::batch_budget_bytes),
       setting("gpu.pipeline_depth", &Config::gpu, &GpuConfig::pipeline_depth),
+      setting("gpu.devices_sharing_host", &Config::gpu, &GpuConfig::devices_sharing_host),
       setting("gpu.nvcomp_decode", &Config::gpu, &GpuConfig::nvcomp_decode),
       setting("gpu.nvcomp_min_chunks", &Config::gpu, &GpuConfig::nvcomp_min_chunks),
       setting("gpu.gds_direct", &Config::gpu, &GpuConfig::gds_direct),

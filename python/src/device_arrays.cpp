@@ -20,7 +20,6 @@
 #endif
 
 namespace zarrkit::python {
-namespace {
 
 NDView device_view(const Array& a, std::uintptr_t pointer, const Shape& shape,
                    const std::vector<std::int64_t>& byte_strides) {
@@ -41,7 +40,7 @@ NDView device_view(const Array& a, std::uintptr_t pointer, const Shape& shape,
 
 // Waits for the work the producer queued on `stream` (0: none given; 1 and 2 are CUDA's
 // legacy and per-thread default streams, as __cuda_array_interface__ defines them).
-void wait_for_producer(std::uintptr_t stream) {
+void wait_for_device_producer(std::uintptr_t stream) {
 #ifdef ZARRKIT_HAVE_CUDA
   if (stream == 0) return;
   const cudaError_t status = cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream));
@@ -52,8 +51,6 @@ void wait_for_producer(std::uintptr_t stream) {
   (void)stream;
 #endif
 }
-
-}  // namespace
 
 void bind_device_arrays(nb::class_<Array>& cls) {
   cls.def("warm_up_gpu",
@@ -92,7 +89,7 @@ void bind_device_arrays(nb::class_<Array>& cls) {
              const Selection selection = to_selection(key);
              const NDView source = device_view(a, pointer, shape, byte_strides);
              nb::gil_scoped_release release;
-             wait_for_producer(stream);
+             wait_for_device_producer(stream);
              SettingsScope settings(write_empty_chunks);
              a.write(selection, source);
            },

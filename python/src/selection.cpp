@@ -59,6 +59,30 @@ Selection to_selection(nb::handle key) {
   return selection;
 }
 
+nb::tuple from_selection(const Selection& selection) {
+  nb::list items;
+  for (const AxisSelector& s : selection) {
+    if (const auto* i = std::get_if<std::int64_t>(&s)) {
+      items.append(nb::int_(*i));
+    } else if (const auto* slice = std::get_if<Slice>(&s)) {
+      auto bound = [](const std::optional<std::int64_t>& v) { return v ? nb::object(nb::int_(*v)) : nb::none(); };
+      items.append(nb::steal(PySlice_New(bound(slice->start).ptr(), bound(slice->stop).ptr(), nb::int_(slice->step).ptr())));
+    } else if (const auto* list = std::get_if<IndexArray>(&s)) {
+      nb::list indices;
+      for (std::int64_t v : list->indices) indices.append(nb::int_(v));
+      items.append(indices);
+    } else if (std::holds_alternative<Ellipsis>(s)) {
+      items.append(nb::ellipsis());
+    } else {
+      const auto& mask = std::get<BoolArray>(s).mask;
+      nb::list flags;
+      for (std::uint8_t v : mask) flags.append(nb::bool_(v != 0));
+      items.append(flags);
+    }
+  }
+  return nb::tuple(items);
+}
+
 nlohmann::json parse_json_argument(const std::string& text, const char* what) {
   try {
     return nlohmann::json::parse(text);

@@ -10,7 +10,9 @@ The API follows zarr-python 3 (``open``, ``open_array``, ``open_group``,
 ``create_array``, ``create_group``; ``Array`` and ``Group``). ``zarrkit.config``
 holds runtime settings; ``decode_chunks`` and ``read_chunks`` decode many stored
 chunks at once (into NumPy or device arrays); ``zarrkit.zarr_pipeline`` plugs
-zarrkit's codecs into zarr-python itself; ``zarrkit.storage`` has the stores;
+zarrkit's codecs into zarr-python itself; ``read_devices``, ``write_devices`` and
+``split_selection`` spread one array over several GPUs, and ``to_dask`` makes a Dask array
+(CuPy blocks with ``device=True``); ``zarrkit.storage`` has the stores;
 ``zarrkit.errors`` the exceptions.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from zarrkit import config, errors, storage
 from zarrkit._batch import decode_chunks, read_chunks
+from zarrkit._multi_device import read_devices, split_selection, to_dask, write_devices
 from zarrkit.api import array, create_array, create_group, group, open, open_array, open_group
 from zarrkit.array import Array, ArrayInfo
 from zarrkit.group import Group
@@ -40,5 +43,9 @@ __all__ = [
     "open_array",
     "open_group",
     "read_chunks",
+    "read_devices",
+    "split_selection",
     "storage",
+    "to_dask",
+    "write_devices",
 ]

@@ -178,6 +178,21 @@ class Array:
         Writes the device array at `pointer` (the selection's shape, any byte strides) to the selection, after waiting for `stream` (0: none).
         """
 
+    def split_selection(self, key: object, axis: int, parts: int) -> list:
+        """
+        The selection cut along array axis `axis` into at most `parts` index tuples, at stored chunk (shard) boundaries.
+        """
+
+    def read_into_devices(self, parts: Sequence[tuple[object, int, Sequence[int], Sequence[int]]]) -> None:
+        """
+        Reads every (index, pointer, shape, byte_strides) part at once, each on the device that holds it.
+        """
+
+    def write_from_devices(self, parts: Sequence[tuple[object, int, Sequence[int], Sequence[int], int]], write_empty_chunks: bool | None = None) -> None:
+        """
+        Writes every (index, pointer, shape, byte_strides, stream) part at once, each from its device.
+        """
+
     @property
     def path(self) -> str: ...
 

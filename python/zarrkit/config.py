@@ -64,6 +64,7 @@ _RANGES: dict[str, tuple[int, int]] = {
     "remote.s3_part_size_bytes": (1, _INT_MAX),
     "gpu.batch_budget_bytes": (1, _INT_MAX),
     "gpu.pipeline_depth": (1, 8),
+    "gpu.devices_sharing_host": (1, 1024),
     "gpu.nvcomp_min_chunks": (1, _INT_MAX),
     "gpu.gds_threads": (1, 256),
     "gpu.gds_piece_bytes": (1, 1 << 30),

@@ -1,5 +1,6 @@
 #include "zarrkit/config.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -41,7 +42,11 @@ ThreadPool& shared_thread_pool() {
   static std::mutex mutex;
   static std::vector<std::unique_ptr<ThreadPool>> pools;
   std::size_t wanted = current_config().num_threads;
-  if (wanted == 0) wanted = std::max(1u, std::thread::hardware_concurrency());
+  if (wanted == 0) {
+    // One process of several sharing the host (one per GPU) takes its share of the threads.
+    const std::size_t sharing = std::clamp<std::size_t>(current_config().gpu.devices_sharing_host, 1, 1024);
+    wanted = std::max<std::size_t>(1, std::max(1u, std::thread::hardware_concurrency()) / sharing);
+  }
   std::lock_guard lock(mutex);
   for (auto& p : pools) {
     if (p->size() == wanted) return *p;

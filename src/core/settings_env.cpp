@@ -138,6 +138,9 @@ Config config_from_environment(const EnvironmentLookup& environment) {
   if (auto v = env.non_negative_integer("ZARRKIT_GPU_PIPELINE_DEPTH")) {
     g.pipeline_depth = to_size(std::clamp<std::uint64_t>(*v, 1, 8));
   }
+  if (auto v = env.non_negative_integer("ZARRKIT_GPU_DEVICES_SHARING_HOST")) {
+    g.devices_sharing_host = to_size(std::clamp<std::uint64_t>(*v, 1, 1024));
+  }
   if (auto v = env.boolean("ZARRKIT_NVCOMP_DECODE")) g.nvcomp_decode = *v;
   if (auto v = env.non_negative_integer("ZARRKIT_NVCOMP_MIN_CHUNKS")) g.nvcomp_min_chunks = std::max<std::uint64_t>(*v, 1);
   if (auto v = env.boolean("ZARRKIT_GDS_DIRECT")) g.gds_direct = *v;

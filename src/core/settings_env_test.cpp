@@ -66,6 +66,8 @@ TEST(SettingsEnvironment, EachVariableSetsItsSetting) {
       {"ZARRKIT_GPU_BATCH_BYTES", "64M", [](const Config& c) { return c.gpu.batch_budget_bytes == (64u << 20); }},
       {"ZARRKIT_GPU_BATCH_BYTES", "4096", [](const Config& c) { return c.gpu.batch_budget_bytes == 4096; }},
       {"ZARRKIT_GPU_PIPELINE_DEPTH", "2", [](const Config& c) { return c.gpu.pipeline_depth == 2; }},
+      {"ZARRKIT_GPU_DEVICES_SHARING_HOST", "4", [](const Config& c) { return c.gpu.devices_sharing_host == 4; }},
+      {"ZARRKIT_GPU_DEVICES_SHARING_HOST", "0", [](const Config& c) { return c.gpu.devices_sharing_host == 1; }},
       {"ZARRKIT_GPU_PIPELINE_DEPTH", "0", [](const Config& c) { return c.gpu.pipeline_depth == 1; }},
       {"ZARRKIT_GPU_PIPELINE_DEPTH", "99", [](const Config& c) { return c.gpu.pipeline_depth == 8; }},
       {"ZARRKIT_NVCOMP_DECODE", "1", [](const Config& c) { return c.gpu.nvcomp_decode; }},

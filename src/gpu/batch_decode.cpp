@@ -13,6 +13,7 @@
 #include "core/checked_math.h"
 #include "core/partial_chunk_codec.h"
 #include "gpu/device_batches.h"
+#include "gpu/device_scope.h"
 #include "gpu/device_read.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"
@@ -152,6 +153,19 @@ void decode_batch_on_device(const DeviceDecodeBatch& batch) {
                    memory_kind_name(batch.regions[k].kind));
     }
   }
+  // The outputs' device is current while the batch runs: all of them on one device.
+  std::optional<ScopedDevice> its_device;
+  int device = -1;
+  for (std::size_t k = 0; k < batch.regions.size(); ++k) {
+    if (batch.regions[k].num_elements() == 0 || batch.regions[k].data == nullptr) continue;
+    const int d = device_holding(batch.regions[k].data, batch.describe(k));
+    if (device >= 0 && d != device) {
+      fail_invalid("{}: its output lies on device {}, the batch's first output on device {}; one batch decodes into "
+                   "one device (call once per device)", batch.describe(k), d, device);
+    }
+    device = d;
+  }
+  if (device >= 0) its_device.emplace(device);
   const std::shared_ptr<const PreparedChain> prepared = batch.chain.prepare(batch.spec);
   if (prepared->partial() != nullptr) return decode_inner_chunks(batch, prepared);
   DeviceBatches batches(prepared, batch.spec.fill_value.bytes(), batch.tasks.size(),

@@ -1,40 +1,53 @@
 #include "gpu/batch_support.h"
 
+#include <set>
+
 namespace zarrkit::gpu {
 
 cudaStream_t StreamPool::take() {
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "finding the current CUDA device");
   {
     std::lock_guard lock(mutex_);
-    if (!free_.empty()) {
-      cudaStream_t s = free_.back();
-      free_.pop_back();
+    auto& free = free_[device];
+    if (!free.empty()) {
+      cudaStream_t s = free.back();
+      free.pop_back();
       return s;
     }
   }
   cudaStream_t s = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating a CUDA stream");
+  std::lock_guard lock(mutex_);
+  device_of_[s] = device;
   return s;
 }
 
 void StreamPool::give(cudaStream_t stream) {
   if (stream == nullptr) return;
   std::lock_guard lock(mutex_);
-  free_.push_back(stream);
+  const auto owner = device_of_.find(stream);
+  if (owner != device_of_.end()) free_[owner->second].push_back(stream);
 }
 
 void keep_freed_device_memory_pooled() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    int device = 0;
-    cudaMemPool_t pool;
-    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess) {
-      cudaGetLastError();
-      return;
-    }
-    std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
-    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+  static std::mutex mutex;
+  static std::set<int> done;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
-  });
+    return;
+  }
+  std::lock_guard lock(mutex);
+  if (!done.insert(device).second) return;
+  cudaMemPool_t pool;
+  if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
+  cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+  cudaGetLastError();
 }
 
 void add_copy_jobs(std::vector<CopyJob>& jobs, std::uint64_t src, std::uint64_t dst, std::vector<CopyDim> dims,

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -124,7 +125,8 @@ inline ArenaPool& arena_pool() {
 // ---- Streams ------------------------------------------------------------------------------
 
 // Non-blocking streams kept for later requests (made once, never destroyed: destroying a
-// stream while the CUDA runtime shuts down is not allowed).
+// stream while the CUDA runtime shuts down is not allowed). A stream belongs to the device
+// that was current when it was made: take() hands out one of the current device's.
 class StreamPool {
  public:
   cudaStream_t take();
@@ -132,7 +134,8 @@ class StreamPool {
 
  private:
   std::mutex mutex_;
-  std::vector<cudaStream_t> free_;
+  std::map<int, std::vector<cudaStream_t>> free_;  // by device
+  std::map<cudaStream_t, int> device_of_;
 };
 inline StreamPool& stream_pool() {
   static StreamPool* pool = new StreamPool;
@@ -141,7 +144,7 @@ inline StreamPool& stream_pool() {
 
 // ---- Device memory ------------------------------------------------------------------------
 
-// Freed stream-ordered device memory stays in the pool for the next batch.
+// Freed stream-ordered device memory stays in the current device's pool for the next batch.
 void keep_freed_device_memory_pooled();
 
 // Stream-ordered device memory that grows to the largest size asked for.

@@ -23,6 +23,7 @@
 #include "gpu/batch_support.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_batches.h"
+#include "gpu/device_scope.h"
 #include "zarrkit/error.h"
 #include "zarrkit/stores/gds_store.h"
 #include "zarrkit/thread_pool.h"
@@ -346,6 +347,9 @@ void read_into_device(const Array& array, const Selection& selection, const NDVi
                      m.dtype.name());
   }
   try {
+    // The output's device runs the read (an empty output: the current one).
+    std::optional<ScopedDevice> its_device;
+    if (out.num_elements() != 0) its_device.emplace(device_holding(out.data, where));
     ArrayDeviceRead reader(array, selection, out);
     reader.run();
   } catch (const Error& e) {

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,7 @@
 #include "gpu/batch_support.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/device_read.h"
+#include "gpu/device_scope.h"
 #include "gpu/device_settings.h"
 #include "gpu/write_kernels.h"
 #include "gpu/write_plan.h"
@@ -440,6 +442,8 @@ void write_from_device(Array& array, const Selection& selection, const NDView& d
   }
   const ChunkPlan plan(m.shape, m.chunk_shape, selection);
   if (plan.num_tasks() == 0) return;
+  std::optional<ScopedDevice> its_device;  // the data's device runs the write
+  if (data.num_elements() != 0) its_device.emplace(device_holding(data.data, where));
   const NDView input = broadcast_to_region(data, plan.selection());
   WritePlan wp = plan_write(m);
   // Each chunk selected once per axis (one run), so that no element is written twice within

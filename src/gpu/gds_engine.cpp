@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
 #include <optional>
 
 #include <fmt/format.h>
@@ -170,12 +171,16 @@ class Engine final : public detail::GdsEngine {
 std::shared_ptr<detail::GdsEngine> gds_engine_for(const detail::GdsEngineSettings& settings) {
   require_device("reading a GDS store into device memory");
   // Never destroyed: engines hold pinned memory and CUDA streams, which may not be freed
-  // while the CUDA runtime shuts down.
+  // while the CUDA runtime shuts down. One per device (the current one: the device of the
+  // read's output) and settings.
   static auto* mutex = new std::mutex;
-  static auto* engines = new std::vector<std::pair<detail::GdsEngineSettings, std::shared_ptr<detail::GdsEngine>>>;
+  static auto* engines =
+      new std::vector<std::tuple<int, detail::GdsEngineSettings, std::shared_ptr<detail::GdsEngine>>>;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "finding the current CUDA device");
   std::lock_guard lock(*mutex);
-  for (const auto& [s, engine] : *engines) {
-    if (s == settings) return engine;
+  for (const auto& [d, s, engine] : *engines) {
+    if (d == device && s == settings) return engine;
   }
   GdsPathReport report;
   if (settings.mode == GdsMode::kCompat) {
@@ -190,7 +195,7 @@ std::shared_ptr<detail::GdsEngine> gds_engine_for(const detail::GdsEngineSetting
     report = detail::choose_gds_path(settings.mode, Cufile::load(settings.cufile_library));
   }
   auto engine = std::make_shared<Engine>(settings, report);
-  engines->emplace_back(settings, engine);
+  engines->emplace_back(device, settings, engine);
   return engine;
 }
 

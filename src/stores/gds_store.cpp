@@ -77,8 +77,9 @@ StoreCapabilities GdsStore::capabilities() const { return inner_->capabilities()
 std::string GdsStore::describe() const { return "gds://" + inner_->root().string(); }
 
 std::shared_ptr<detail::GdsEngine> GdsStore::engine(std::string_view key) {
+  // The factory keeps one engine per device (the current one) and settings; asked each time,
+  // so that reads into another device's memory get that device's engine.
   std::lock_guard lock(engine_mutex_);
-  if (engine_) return engine_;
   const detail::GdsEngineFactory factory = detail::gds_engine_factory();
   if (factory == nullptr) {
     fail_unsupported("no CUDA device: {} cannot read {} into device memory without zarrkit's GPU module (a build "

@@ -97,6 +97,7 @@ DEFAULTS = {
     "remote.s3_part_size_bytes": 16 << 20,
     "gpu.batch_budget_bytes": 256 << 20,
     "gpu.pipeline_depth": 4,
+    "gpu.devices_sharing_host": 1,
     "gpu.nvcomp_decode": False,
     "gpu.nvcomp_min_chunks": 512,
     "gpu.gds_direct": True,
@@ -179,6 +180,7 @@ def test_grouped_settings_set_get_and_scoped():
     [
         ("gpu.pipeline_depth", 9),
         ("gpu.pipeline_depth", 0),
+        ("gpu.devices_sharing_host", 0),
         ("gpu.gds_mode", "posix"),
         ("gpu.nvcomp_decode", 1),
         ("remote.verify_tls", "no"),

@@ -10,7 +10,10 @@
 # write_tests.log, write_bench.md.
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
-# first_read first_read_old compare) runs only those stages; "first_read_old" (after
+# first_read first_read_old compare; and, not run by default, multi_tests dask_large
+# multi_bench: the multi-device tests, Dask-CUDA on an array larger than one GPU (DASK_GPUS,
+# default 0,1) and bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default all;
+# MULTI_CASES, MULTI_WAYS, MULTI_REPS)) runs only those stages; "first_read_old" (after
 # first_read) and "compare" (not run by default: they need a
 # baseline packed by pack_baseline.sh) times S6/S10 and the first reads of the baseline commit
 # and of this build in the same run, alternating; BENCH_ONLY=s6 limits the S6/S10 stage to one scenario;
@@ -179,6 +182,36 @@ if [[ " $STAGES " != *" first_read_old "* ]]; then
   PYTHONPATH=$base_py:$work/site timeout 120 python3 bench/gpu/first_read.py --dir /tmp/zk_first --json "$out/first_read.jsonl" \
     --label old --no-write 2>&1 | tail -8
 fi
+fi
+
+if [[ " ${STAGES:-} " == *" multi_tests "* ]]; then
+stage "multi-device: C++ and Python tests, memcheck ($(nvidia-smi -L | wc -l) GPUs)"
+{
+  timeout 120 "$work/bin/gpu_tests" --gtest_filter='GpuMultiDevice*'
+  echo "gpu_tests multi rc $?"
+  timeout 200 python3 -m pytest -q -p no:cacheprovider tests/python/test_multi_device.py
+  echo "pytest multi rc $?"
+  sanitize memcheck 240 'GpuMultiDevice*' "memcheck multi"
+} > "$out/multi_tests.log" 2>&1
+grep -E "rc [0-9]+$|PASSED|FAILED|passed|failed|ERROR SUMMARY" "$out/multi_tests.log" | head -20
+fi
+
+if [[ " ${STAGES:-} " == *" dask_large "* ]]; then
+stage "Dask-CUDA: an array larger than one GPU, on GPUs ${DASK_GPUS:-0,1}"
+mkdir -p /tmp/zk_dask
+ZARRKIT_DASK_CUDA_DIR=/tmp/zk_dask CUDA_VISIBLE_DEVICES=${DASK_GPUS:-0,1} timeout "${DASK_TIMEOUT:-400}" \
+  python3 -m pytest -q -p no:cacheprovider --durations=3 tests/python/test_dask_cuda.py > "$out/dask_large.log" 2>&1
+echo "dask_large rc $?"; tail -8 "$out/dask_large.log"; du -sh /tmp/zk_dask; rm -rf /tmp/zk_dask
+fi
+
+if [[ " ${STAGES:-} " == *" multi_bench "* ]]; then
+for g in ${MULTI_GPUS:-$(nvidia-smi -L | wc -l)}; do
+  stage "multi-GPU bench on $g GPUs"
+  timeout "${MULTI_TIMEOUT:-420}" python3 bench/gpu/multi_gpu.py --dir /tmp/zk_mg --json "$out/multi_gpu.jsonl" \
+    --gpus "$g" --reps "${MULTI_REPS:-8}" ${MULTI_CASES:+--cases "$MULTI_CASES"} ${MULTI_WAYS:+--ways "$MULTI_WAYS"} \
+    --label "$g-gpus" 2>&1 | tail -40
+  echo "multi_bench $g rc ${PIPESTATUS[0]}"
+done
 fi
 
 stage "done"

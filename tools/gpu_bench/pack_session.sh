@@ -14,6 +14,11 @@
 #     --platform manylinux_2_28_x86_64 ... zarr==3.1.6 numcodecs==0.16.6 donfig google-crc32c crc32c \
 #     kvikio-cu13==26.10.0 libkvikio-cu13==26.10.0 rapids-logger==0.3.0 nvidia-libnvcomp-cu13==6.0.0.12
 #   tools/gpu_bench/pack_session.sh [build tree, default build/gpu] [folder] [wheels folder]
+# For the multi-GPU stages (Dask-CUDA), download dask-cuda's wheels into the same folder
+# (pip download --only-binary=:all: --python-version 3.12 ... dask-cuda==26.10.0 cuda-bindings==13.*)
+# and name them: CARRY_WHEELS="donfig dask distributed dask_cuda cloudpickle partd locket toolz zict
+# tblib msgpack sortedcontainers tornado psutil nvidia_ml_py rapids_dask_dependency click pyyaml
+# fsspec cuda_core cuda_pathfinder cuda_bindings lazy_importer".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 tree=${1:-build/gpu}
@@ -34,7 +39,9 @@ if [[ -d ../shared/corpus ]]; then cp -r ../shared/corpus "$stage/corpus"; fi
 tar -C "$stage" -czf "$carry/bundle.tar.gz" .
 nvcomp_wheel=$(ls "$wheels"/nvidia_libnvcomp_cu13-*.whl)
 unzip -p "$nvcomp_wheel" nvidia/libnvcomp/lib64/libnvcomp.so.6 | xz -T2 -3 > "$carry/libnvcomp.so.6.xz"
-for w in zarr numcodecs donfig google_crc32c crc32c kvikio_cu13 libkvikio_cu13 rapids_logger; do
+# CARRY_WHEELS: other wheel names to carry (the multi-GPU session carries Dask and dask-cuda
+# instead of the peers, within the 64 MiB).
+for w in ${CARRY_WHEELS:-zarr numcodecs donfig google_crc32c crc32c kvikio_cu13 libkvikio_cu13 rapids_logger}; do
   cp "$wheels"/"$w"-*.whl "$carry/wheels/"
 done
 du -sh "$carry" "$carry"/*

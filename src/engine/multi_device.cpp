@@ -1,0 +1,178 @@
+#include "zarrkit/multi_device.h"
+
+#include <algorithm>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "core/checked_math.h"
+#include "engine/indexer.h"
+#include "zarrkit/config.h"
+#include "zarrkit/error.h"
+
+namespace zarrkit {
+namespace {
+
+// A normalized axis back as a selection entry (strided axes as slices, lists as indices).
+AxisSelector entry(const AxisSelection& s) {
+  if (s.drops_axis) return static_cast<std::int64_t>(s.start);
+  if (s.is_list) return IndexArray{std::vector<std::int64_t>(s.indices.begin(), s.indices.end())};
+  if (s.count == 0) return Slice{0, 0, 1};
+  const auto start = static_cast<std::int64_t>(s.start);
+  const std::int64_t last = start + s.step * static_cast<std::int64_t>(s.count - 1);
+  if (s.step > 0) return Slice{start, last + 1, s.step};
+  // Walking down to index 0 needs an open stop: -1 would count from the end.
+  return Slice{start, last == 0 ? std::nullopt : std::optional<std::int64_t>(last - 1), s.step};
+}
+
+// The output positions (after 0) where a strided axis enters another chunk.
+std::vector<std::uint64_t> chunk_starts(const AxisSelection& s, std::uint64_t chunk) {
+  std::vector<std::uint64_t> starts;
+  if (s.count < 2) return starts;
+  const std::uint64_t step = static_cast<std::uint64_t>(s.step > 0 ? s.step : -s.step);
+  const std::uint64_t first = s.start / chunk;
+  if (s.step > 0) {
+    const std::uint64_t last = (s.start + step * (s.count - 1)) / chunk;
+    for (std::uint64_t j = first + 1; j <= last; ++j) {
+      const std::uint64_t k = ceil_div(j * chunk - s.start, step);  // first position at or past chunk j
+      if (k < s.count && (starts.empty() || starts.back() != k)) starts.push_back(k);
+    }
+  } else {
+    const std::uint64_t last = (s.start - step * (s.count - 1)) / chunk;
+    for (std::uint64_t j = first; j-- > last;) {
+      const std::uint64_t k = (s.start - (j + 1) * chunk) / step + 1;  // first position below chunk j + 1
+      if (k < s.count && (starts.empty() || starts.back() != k)) starts.push_back(k);
+    }
+  }
+  return starts;
+}
+
+// Runs body(i) for the parts `which` (of `total`) at once (the first on this thread), each
+// thread under the caller's settings; the first error, naming its part, is thrown after all
+// have finished.
+void run_parts(const std::vector<std::size_t>& which, std::size_t total, const std::function<void(std::size_t)>& body) {
+  const std::size_t n = which.size();
+  const Config caller = current_config();
+  std::vector<std::exception_ptr> errors(n);
+  auto run = [&](std::size_t i) {
+    try {
+      const ScopedConfig settings([&](Config& c) { c = caller; });
+      body(which[i]);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  try {
+    for (std::size_t i = 1; i < n; ++i) threads.emplace_back(run, i);
+  } catch (...) {
+    for (auto& t : threads) t.join();
+    throw;
+  }
+  if (n > 0) run(0);
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!errors[i]) continue;
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const Error& e) {
+      rethrow_with_context(e, fmt::format("part {} of {}", which[i], total));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Selection> split_selection(const ArrayMetadata& m, const Selection& selection, std::size_t axis,
+                                       std::size_t parts) {
+  if (parts == 0) fail_invalid("cannot split a selection into 0 parts");
+  const NormalizedSelection n = normalize_selection(selection, m.shape);
+  if (axis >= n.axes.size()) fail_invalid("cannot split along axis {} of an array with {} axes", axis, n.axes.size());
+  const AxisSelection& cut = n.axes[axis];
+  if (cut.drops_axis) fail_invalid("cannot split along axis {}: an integer selects it", axis);
+  Selection whole;
+  for (const auto& a : n.axes) whole.push_back(entry(a));
+  if (cut.count == 0) return {whole};
+
+  // Output positions where each unit (a chunk; a list entry) starts.
+  std::vector<std::uint64_t> unit_starts{0};
+  if (cut.is_list) {
+    for (std::uint64_t k = 1; k < cut.count; ++k) unit_starts.push_back(k);
+  } else {
+    const auto more = chunk_starts(cut, m.chunk_shape[axis]);
+    unit_starts.insert(unit_starts.end(), more.begin(), more.end());
+  }
+  const std::uint64_t units = unit_starts.size();
+  const std::uint64_t pieces = std::min<std::uint64_t>(parts, units);
+  std::vector<Selection> out;
+  for (std::uint64_t i = 0; i < pieces; ++i) {
+    const std::uint64_t u0 = i * units / pieces, u1 = (i + 1) * units / pieces;
+    const std::uint64_t k0 = unit_starts[u0], k1 = u1 == units ? cut.count : unit_starts[u1];
+    AxisSelection piece = cut;
+    piece.count = k1 - k0;
+    if (cut.is_list) {
+      piece.indices.assign(cut.indices.begin() + static_cast<std::ptrdiff_t>(k0),
+                           cut.indices.begin() + static_cast<std::ptrdiff_t>(k1));
+    } else {
+      piece.start = static_cast<std::uint64_t>(static_cast<std::int64_t>(cut.start) +
+                                               cut.step * static_cast<std::int64_t>(k0));
+    }
+    Selection s = whole;
+    s[axis] = entry(piece);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void read_into_devices(const Array& array, std::span<const DevicePart> parts) {
+  std::vector<std::size_t> all(parts.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  run_parts(all, parts.size(), [&](std::size_t i) { array.read_into(parts[i].selection, parts[i].view); });
+}
+
+void write_from_devices(Array& array, std::span<const DevicePart> parts) {
+  // Parts in waves: a part joins the first wave none of whose parts touches one of its
+  // stored chunks (a shared chunk written by two parts at once would lose one's values).
+  const ArrayMetadata& m = array.metadata();
+  const Shape grid = m.chunk_grid_shape();
+  std::vector<std::vector<std::size_t>> waves;
+  std::vector<std::unordered_set<std::uint64_t>> wave_chunks;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const ChunkPlan plan(m.shape, m.chunk_shape, parts[i].selection);
+    std::unordered_set<std::uint64_t> chunks;
+    ChunkTask task;
+    for (std::uint64_t t = 0; t < plan.num_tasks(); ++t) {
+      plan.task(t, task);
+      std::uint64_t linear = 0;
+      for (std::size_t a = 0; a < grid.size(); ++a) linear = linear * grid[a] + task.chunk_coords[a];
+      chunks.insert(linear);
+    }
+    std::size_t w = 0;
+    for (; w < waves.size(); ++w) {
+      bool shared = false;
+      for (std::uint64_t c : chunks) {
+        if (wave_chunks[w].contains(c)) {
+          shared = true;
+          break;
+        }
+      }
+      if (!shared) break;
+    }
+    if (w == waves.size()) {
+      waves.emplace_back();
+      wave_chunks.emplace_back();
+    }
+    waves[w].push_back(i);
+    wave_chunks[w].insert(chunks.begin(), chunks.end());
+  }
+  for (const auto& wave : waves) {
+    run_parts(wave, parts.size(), [&](std::size_t i) { array.write(parts[i].selection, parts[i].view); });
+  }
+}
+
+}  // namespace zarrkit
