@@ -11,6 +11,7 @@
 #include "core/settings_env.h"
 #include "zarrkit/error.h"
 #ifdef ZARRKIT_HAVE_CUDA
+#include "gpu/device_read.h"
 #include "zarrkit/gpu.h"
 #endif
 
@@ -189,6 +190,28 @@ void bind_config(nb::module_& m) {
   m.def("memory_available",
         [](const std::string& memory) { return memory_available(memory_kind_from_name(memory)); },
         nb::arg("memory"), "True when this build and machine can allocate that kind of memory.");
+  m.def(
+      "gpu_read_stats",
+      [] {
+        nb::dict d;
+#ifdef ZARRKIT_HAVE_CUDA
+        const gpu::ReadStats& s = gpu::read_stats();
+        d["chunks_decoded_on_gpu"] = s.chunks_decoded_on_gpu.load();
+        d["chunks_decoded_on_cpu"] = s.chunks_decoded_on_cpu.load();
+        d["chunks_missing"] = s.chunks_missing.load();
+        d["chunks_decoded_by_nvcomp"] = s.chunks_decoded_by_nvcomp.load();
+        d["gpu_rejections_recovered"] = s.gpu_rejections_recovered.load();
+        d["batches"] = s.batches.load();
+        d["bytes_uploaded_pinned"] = s.bytes_uploaded_pinned.load();
+        d["bytes_uploaded_pageable"] = s.bytes_uploaded_pageable.load();
+        d["host_phase_ns"] = s.host_phase_ns.load();
+        d["gpu_wait_ns"] = s.gpu_wait_ns.load();
+#endif
+        return d;
+      },
+      "Counters of the device reads over the life of the process (empty without the CUDA path): "
+      "chunks decoded on the GPU and on the host, bytes uploaded from pinned and pageable memory, "
+      "time in the host phase and waiting for the GPU. For benchmarks and diagnosis.");
   m.def("hardware_threads", [] { return std::max(1u, std::thread::hardware_concurrency()); },
         "The number of hardware threads (what num_threads=0 means).");
 }

@@ -20,6 +20,11 @@ def set_settings(changes: dict) -> None:
 def memory_available(memory: str) -> bool:
     """True when this build and machine can allocate that kind of memory."""
 
+def gpu_read_stats() -> dict:
+    """
+    Counters of the device reads over the life of the process (empty without the CUDA path): chunks decoded on the GPU and on the host, bytes uploaded from pinned and pageable memory, time in the host phase and waiting for the GPU. For benchmarks and diagnosis.
+    """
+
 def hardware_threads() -> int:
     """The number of hardware threads (what num_threads=0 means)."""
 

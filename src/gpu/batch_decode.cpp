@@ -172,6 +172,7 @@ void decode_batch_on_device(const DeviceDecodeBatch& batch) {
                         [&](const DeviceChunk& c) { return batch.describe(c.ordinal); });
   RequestErrors errors;
   batches.on_chunk_error = [&](const DeviceChunk& c, std::exception_ptr e) { errors.record(c.ordinal, std::move(e)); };
+  batches.allow_concurrent_host_phases();  // each request's chunk is fetched by its own batch
   batches.run([&](DeviceBatches::Batch& b) {
     shared_thread_pool().parallel_for(b.chunks.size(), [&](std::size_t i) {
       const std::size_t k = b.first + i;

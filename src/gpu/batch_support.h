@@ -79,8 +79,11 @@ class PinnedArena final : public Allocator {
 class ArenaPool {
  public:
   std::unique_ptr<PinnedArena> take(std::size_t min_capacity) {
+    int device = 0;
+    const bool known = cudaGetDevice(&device) == cudaSuccess;
     {
       std::lock_guard lock(mutex_);
+      if (known && std::find(devices_.begin(), devices_.end(), device) == devices_.end()) devices_.push_back(device);
       auto best = free_.end();
       for (auto it = free_.begin(); it != free_.end(); ++it) {
         if ((*it)->capacity() >= min_capacity && (best == free_.end() || (*it)->capacity() < (*best)->capacity())) {
@@ -101,7 +104,7 @@ class ArenaPool {
     arena->reset();
     std::lock_guard lock(mutex_);
     free_.push_back(std::move(arena));
-    if (free_.size() > kKeep) {
+    if (free_.size() > kKeep * std::max<std::size_t>(1, devices_.size())) {
       auto smallest = std::min_element(free_.begin(), free_.end(),
                                        [](const auto& a, const auto& b) { return a->capacity() < b->capacity(); });
       free_.erase(smallest);
@@ -110,8 +113,10 @@ class ArenaPool {
 
  private:
   // Enough for the arenas and tables of a few reads in flight (a read keeps two per batch
-  // it has in flight), so that a read's own do not push out what a warm-up made.
+  // it has in flight), so that a read's own do not push out what a warm-up made; as many
+  // again for every device that reads (the arenas are portable: any device copies from them).
   static constexpr std::size_t kKeep = 16;
+  std::vector<int> devices_;  // the devices that took arenas
   std::mutex mutex_;
   std::vector<std::unique_ptr<PinnedArena>> free_;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <thread>
 #include <cstring>
 #include <limits>
 
@@ -14,6 +15,7 @@
 #include "gpu/device_read.h"
 #include "gpu/kernels.h"
 #include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
 
 namespace zarrkit::gpu {
 namespace {
@@ -121,47 +123,115 @@ void DeviceBatches::warm_up() {
   for (cudaStream_t s : streams) stream_pool().give(s);
 }
 
+void DeviceBatches::allow_concurrent_host_phases() {
+  if (concurrent_ || num_chunks_ == 0) return;
+  concurrent_ = true;
+  // Twice the batches in flight, each smaller: about 32 MiB, but at least enough chunks that
+  // the slots' host phases together keep every pool thread busy, and no more than gives every
+  // slot a batch. Small batches shorten the pipeline's fill and drain (the first upload waits
+  // for a whole host phase, the last host phase for nothing); bench/results/MULTI-GPU.md has
+  // the sizes tried.
+  const std::uint64_t slots = std::min<std::uint64_t>(8, 2 * settings_.pipeline_depth);
+  const std::uint64_t by_bytes = std::max<std::uint64_t>(1, (32u << 20) / slot_bytes_);
+  const std::uint64_t by_threads = ceil_div(shared_thread_pool().size(), slots);
+  per_batch_ = std::clamp<std::uint64_t>(std::min(std::max(by_bytes, by_threads), ceil_div(num_chunks_, slots)), 1,
+                                         per_batch_);
+  const std::uint64_t wanted = std::min<std::uint64_t>(slots, ceil_div(num_chunks_, per_batch_));
+  while (slots_.size() < wanted) slots_.push_back(std::make_unique<Slot>());
+}
+
+void DeviceBatches::run_batch(Slot& slot, std::uint64_t first, const HostPhase& host_phase) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t count = std::min(per_batch_, num_chunks_ - first);
+  std::uint64_t wanted_arena = staging_bytes(count);
+  {
+    std::lock_guard lock(arena_mutex_);
+    wanted_arena = std::max(next_arena_size_, wanted_arena);
+  }
+  if (!slot.arena || slot.arena->capacity() < wanted_arena) {
+    slot.chunks.clear();
+    arena_pool().give(std::move(slot.arena));
+    slot.arena = arena_pool().take(wanted_arena);
+  }
+  slot.arena->reset();
+  slot.chunks.clear();
+  slot.chunks.resize(to_size(count));
+  // Stores read the chunks' bytes into the arena where they go to the device as stored;
+  // where the host decodes them first, into ordinary memory: the arena then holds what the
+  // host's decode makes, and is sized for that alone.
+  const BufferPrototype staging = stages_stored_bytes() ? BufferPrototype(*slot.arena) : BufferPrototype::host();
+  Batch b{slot.chunks, staging, *slot.arena, slot.stream, slot.driver_area, first};
+  host_phase(b);
+  // A batch that overflowed its arena: the next batches, and later reads (the hint), get
+  // arenas with room to spare. A batch that fitted changes nothing, so that the arenas made
+  // ahead (warm_up) or by earlier reads stay the ones taken.
+  const std::uint64_t requested = slot.arena->requested();
+  if (requested > slot.arena->capacity()) {
+    std::lock_guard lock(arena_mutex_);
+    next_arena_size_ = std::max<std::uint64_t>(next_arena_size_, requested + requested / 4);
+    std::uint64_t hint = g_arena_hint.load();
+    while (next_arena_size_ > hint && !g_arena_hint.compare_exchange_weak(hint, next_arena_size_)) {
+    }
+  }
+  launch(slot);
+  read_stats().host_phase_ns.fetch_add(elapsed_ns(t0));
+}
+
 void DeviceBatches::run(const HostPhase& host_phase) {
   if (num_chunks_ == 0) return;
   keep_freed_device_memory_pooled();
   for (auto& s : slots_) s->stream = stream_pool().take();
-  std::uint64_t batch = 0;
-  for (std::uint64_t first = 0; first < num_chunks_; first += per_batch_, ++batch) {
-    Slot& slot = *slots_[batch % slots_.size()];
-    finish(slot);
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::uint64_t count = std::min(per_batch_, num_chunks_ - first);
-    const std::uint64_t wanted_arena = std::max(next_arena_size_, staging_bytes(count));
-    if (!slot.arena || slot.arena->capacity() < wanted_arena) {
-      slot.chunks.clear();
-      arena_pool().give(std::move(slot.arena));
-      slot.arena = arena_pool().take(wanted_arena);
+  if (!concurrent_ || slots_.size() == 1) {
+    std::uint64_t batch = 0;
+    for (std::uint64_t first = 0; first < num_chunks_; first += per_batch_, ++batch) {
+      Slot& slot = *slots_[batch % slots_.size()];
+      finish(slot);
+      run_batch(slot, first, host_phase);
     }
-    slot.arena->reset();
-    slot.chunks.clear();
-    slot.chunks.resize(to_size(count));
-    // Stores read the chunks' bytes into the arena where they go to the device as stored;
-    // where the host decodes them first, into ordinary memory: the arena then holds what the
-    // host's decode makes, and is sized for that alone.
-    const BufferPrototype staging =
-        stages_stored_bytes() ? BufferPrototype(*slot.arena) : BufferPrototype::host();
-    Batch b{slot.chunks, staging, *slot.arena, slot.stream, slot.driver_area, first};
-    host_phase(b);
-    // A batch that overflowed its arena: the next batches, and later reads (the hint), get
-    // arenas with room to spare. A batch that fitted changes nothing, so that the arenas made
-    // ahead (warm_up) or by earlier reads stay the ones taken.
-    const std::uint64_t requested = slot.arena->requested();
-    if (requested > slot.arena->capacity()) {
-      next_arena_size_ = std::max<std::uint64_t>(next_arena_size_, requested + requested / 4);
-      std::uint64_t hint = g_arena_hint.load();
-      while (next_arena_size_ > hint && !g_arena_hint.compare_exchange_weak(hint, next_arena_size_)) {
-      }
-    }
-    launch(slot);
-    read_stats().host_phase_ns.fetch_add(elapsed_ns(t0));
+    // The older batches first.
+    for (std::size_t k = 0; k < slots_.size(); ++k) finish(*slots_[(batch + k) % slots_.size()]);
+    return;
   }
-  // The older batches first.
-  for (std::size_t k = 0; k < slots_.size(); ++k) finish(*slots_[(batch + k) % slots_.size()]);
+  // Concurrent host phases: each slot on a thread of its own (the first on this one) takes
+  // the next batch, waits for its own previous one and runs the host phase, so that the
+  // host phases of several batches share the pool at once. The threads work under this
+  // thread's settings and device.
+  const Config caller = current_config();
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "finding the current CUDA device");
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::exception_ptr> errors(slots_.size());
+  auto work = [&](std::size_t k) {
+    try {
+      const ScopedConfig settings([&](Config& c) { c = caller; });
+      check_cuda(cudaSetDevice(device), "making the read's device current");
+      Slot& slot = *slots_[k];
+      while (!stop.load()) {
+        const std::uint64_t first = next.fetch_add(1) * per_batch_;
+        if (first >= num_chunks_) break;
+        finish(slot);
+        run_batch(slot, first, host_phase);
+      }
+      finish(slot);
+    } catch (...) {
+      errors[k] = std::current_exception();
+      stop.store(true);
+    }
+  };
+  std::vector<std::thread> threads;
+  try {
+    for (std::size_t k = 1; k < slots_.size(); ++k) threads.emplace_back(work, k);
+  } catch (...) {
+    stop.store(true);
+    for (auto& t : threads) t.join();
+    throw;
+  }
+  work(0);
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 namespace {
@@ -303,9 +373,11 @@ void DeviceBatches::launch(Slot& slot) {
   const char* what = "copying a batch of chunks to the device";
   if (arena.used() > 0) {
     check_cuda(cudaMemcpyAsync(slot.input.ptr, arena.base(), arena.used(), cudaMemcpyHostToDevice, stream), what);
+    read_stats().bytes_uploaded_pinned.fetch_add(arena.used());
   }
   for (const DeviceChunk& c : slot.chunks) {
     if (c.present && !c.direct && c.upload_size > 0 && !arena.contains(c.upload)) {
+      read_stats().bytes_uploaded_pageable.fetch_add(c.upload_size);
       check_cuda(
           cudaMemcpyAsync(slot.input.ptr + c.input_offset, c.upload, c.upload_size, cudaMemcpyHostToDevice, stream),
           what);

@@ -18,6 +18,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,12 @@ class DeviceBatches {
   using HostPhase = std::function<void(Batch& batch)>;
   // Decodes chunks 0..num_chunks-1 (as given to the constructor) in batches.
   void run(const HostPhase& host_phase);
+  // For drivers whose host phase depends on its batch alone (nothing carried from one batch
+  // to the next): the host phases of the batches in flight run at once, each on a thread of
+  // its own, and the batches are cut small enough that every slot of the pipeline gets one.
+  // A read of one batch (a part of a multi-device read, a small request) then overlaps its
+  // host and device phases, and the pool has several batches' chunks to work on.
+  void allow_concurrent_host_phases();
 
   // The host part of one present chunk (the batch's chunk `index`): the host stages, then
   // the device stages' jobs (or, when a header asks for it, their decode on the host),
@@ -123,6 +130,7 @@ class DeviceBatches {
   // True where the chunks' stored bytes go to the device as they are (no host stages), so
   // stores read them into the pinned arena.
   bool stages_stored_bytes() const;
+  void run_batch(Slot& slot, std::uint64_t first, const HostPhase& host_phase);
   void launch(Slot& slot);
   void finish(Slot& slot);
   void recover(Slot& slot, const DeviceChunk& c);
@@ -134,10 +142,12 @@ class DeviceBatches {
   const std::uint64_t chunk_bytes_;
   const std::uint64_t slot_bytes_;
   const std::uint64_t num_chunks_;
-  const std::uint64_t per_batch_;
+  std::uint64_t per_batch_;
   const DeviceChain chain_;
   std::vector<std::byte> fill_;
   std::function<std::string(const DeviceChunk&)> describe_;
+  bool concurrent_ = false;
+  std::mutex arena_mutex_;  // guards next_arena_size_
   std::uint64_t next_arena_size_ = 0;
   std::vector<std::unique_ptr<Slot>> slots_;
 };

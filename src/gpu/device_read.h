@@ -38,6 +38,10 @@ struct ReadStats {
   // refuses valid data is a bug; the read still returns the right values).
   std::atomic<std::uint64_t> gpu_rejections_recovered{0};
   std::atomic<std::uint64_t> batches{0};
+  // Bytes copied to the device: from the pinned staging (one copy per batch), and from
+  // ordinary memory (what overflowed the staging; slower, and should stay near 0).
+  std::atomic<std::uint64_t> bytes_uploaded_pinned{0};
+  std::atomic<std::uint64_t> bytes_uploaded_pageable{0};
   // Writes from device memory: chunks encoded on the GPU, and requests that went to the CPU.
   std::atomic<std::uint64_t> chunks_encoded_on_gpu{0};
   // Chunks written in part from device memory: old values read, merged and re-encoded there.
