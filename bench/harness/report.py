@@ -26,7 +26,8 @@ Produced by `bench/run` (bench/README.md says how). Every figure that counts is 
 zarrkit against a peer, same files, same machine, same run, same thread count. Absolute times
 drift with the machine's load; ratios much less so. Reads into device memory are in
 [results/GPU.md](results/GPU.md); builds compared side by side (an engine change, old against
-new, same run) in [results/ONE-ENGINE.md](results/ONE-ENGINE.md).
+new, same run) in [results/ONE-ENGINE.md](results/ONE-ENGINE.md); several GPUs of one host in
+[results/MULTI-GPU.md](results/MULTI-GPU.md).
 
 How to read the tables:
 - **median s** of the timed repetitions, **spread** their min-max. `in-process`: the operation
