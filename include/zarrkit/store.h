@@ -119,6 +119,14 @@ class Store {
   // stores (one process), and stores whose writers are not coordinated yet. Threads of one
   // process are serialised by the engine's own key locks either way.
   virtual std::unique_ptr<UpdateLock> lock_for_update(std::string_view key);
+  // A read-modify-write of `key` that loses no other writer's update: `change` gets the
+  // current value (nullopt where absent) and returns the new one (nullopt: erase the key).
+  // By default the read and the write happen under lock_for_update(key); stores with
+  // conditional writes (S3) write only if the value is still the one read, and otherwise call
+  // `change` again with the newer one, so `change` must compute from its argument alone.
+  // Threads of one process still hold the engine's key lock around it.
+  using UpdateFunction = std::function<std::optional<Buffer>(std::optional<Buffer> current)>;
+  virtual void update(std::string_view key, const UpdateFunction& change);
   // Removes every key under `prefix` ("" means everything).
   virtual void erase_prefix(std::string_view prefix);
 

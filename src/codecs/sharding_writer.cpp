@@ -203,17 +203,24 @@ void ShardLevel::write(const PartialRequest& request, const std::string& key, co
   const bool keeps_old = covered.size() != sel.chunks_inside_array;
 
   const std::lock_guard lock(key_write_mutex(store.describe(), key));
-  // Other processes updating this shard wait here too (Store::lock_for_update).
-  const std::unique_ptr<UpdateLock> update_lock = store.lock_for_update(key);
-  std::optional<Buffer> old;
-  if (keeps_old) old = store.get(key, BufferPrototype::host());
-  const std::optional<Buffer> shard =
-      update_level(level, old ? std::optional(old->view()) : std::nullopt, sel, encoded, done, ctx);
-  if (shard) {
-    store.set(key, shard->view());
-  } else {
-    store.erase(key);  // no inner chunk left: zarr-python deletes such a shard too
+  if (!keeps_old) {
+    const std::optional<Buffer> shard = update_level(level, std::nullopt, sel, encoded, done, ctx);
+    if (shard) {
+      store.set(key, shard->view());
+    } else {
+      store.erase(key);  // no inner chunk left: zarr-python deletes such a shard too
+    }
+    return;
   }
+  // Other processes updating this shard are kept out (a lock) or make this write retry with
+  // their shard (a conditional write): Store::update. The inner chunks merged with the old
+  // shard are merged again on a retry, so each attempt starts from the ones encoded above.
+  store.update(key, [&](std::optional<Buffer> old) {
+    std::vector<InnerBytes> attempt_encoded = encoded;
+    std::vector<bool> attempt_done = done;
+    return update_level(level, old ? std::optional(old->view()) : std::nullopt, sel, attempt_encoded, attempt_done,
+                        ctx);
+  });
 }
 
 }  // namespace zarrkit

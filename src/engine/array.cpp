@@ -272,11 +272,30 @@ void Array::write(const Selection& selection, const NDView& data) {
         return partial->write(PartialRequest{*store_, m.shape, input, partial_settings}, store_key, task);
       }
       NDBuffer chunk;
-      // Held from reading the old chunk to storing the new one, so that concurrent writes to
-      // other parts of the chunk lose no update: the key's lock among this process's threads,
-      // then the store's among processes (Store::lock_for_update).
-      std::unique_lock<std::mutex> read_modify_write;
-      std::unique_ptr<UpdateLock> update_lock;
+      if (!task.covers_whole_chunk) {
+        // Written in part: the old chunk is read, merged and written back so that concurrent
+        // writes to other parts of it lose no update: under the key's lock among this
+        // process's threads, and the store's update (Store::update: a lock among processes,
+        // or a conditional write retried with the newer value).
+        const std::lock_guard read_modify_write(key_write_mutex(store_name, store_key));
+        store_->update(store_key, [&](std::optional<Buffer> existing) -> std::optional<Buffer> {
+          NDBuffer merged;
+          if (existing) {
+            // The decoded buffer is ours: codecs return fresh memory.
+            merged = chain.decode(existing->view(), host);
+            if (merged.nbytes() != chunk_bytes || merged.shape() != m.chunk_shape) {
+              fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", merged.nbytes(), chunk_bytes);
+            }
+          } else {
+            merged = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
+          }
+          copy_region_to_chunk(task, input.data, input.byte_strides, merged.data(), chunk_c_strides, itemsize);
+          // zarr-python does not store chunks that hold only the fill value (see below).
+          if (!write_empty_chunks && all_equal_fill(merged.buffer().view(), m.dtype, m.fill_value)) return std::nullopt;
+          return chain.encode(merged);
+        });
+        return;
+      }
       if (task.is_entire_chunk && region_matches_chunk_layout(task, input.byte_strides, chunk_c_strides)) {
         const std::byte* src = input.data + task_region_offset(task, input.byte_strides);
         // The caller's block already is the chunk: encode it in place, without a copy.
@@ -285,21 +304,9 @@ void Array::write(const Selection& selection, const NDView& data) {
       } else {
         if (task.is_entire_chunk) {
           chunk = NDBuffer::allocate(m.chunk_shape, m.dtype, host);
-        } else if (task.covers_whole_chunk) {
+        } else {
           // A ragged edge chunk: the padding past the array's edge gets the fill value.
           chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
-        } else {
-          read_modify_write = std::unique_lock(key_write_mutex(store_name, store_key));
-          update_lock = store_->lock_for_update(store_key);
-          if (auto existing = store_->get(store_key, host)) {
-            // The decoded buffer is ours: codecs return fresh memory.
-            chunk = chain.decode(existing->view(), host);
-            if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
-              fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", chunk.nbytes(), chunk_bytes);
-            }
-          } else {
-            chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
-          }
         }
         copy_region_to_chunk(task, input.data, input.byte_strides, chunk.data(), chunk_c_strides, itemsize);
       }

@@ -191,4 +191,14 @@ std::unique_ptr<UpdateLock> Store::lock_for_update(std::string_view key) {
   return nullptr;
 }
 
+void Store::update(std::string_view key, const UpdateFunction& change) {
+  const std::unique_ptr<UpdateLock> lock = lock_for_update(key);
+  std::optional<Buffer> next = change(get(key));
+  if (next) {
+    set(key, next->view());
+  } else {
+    erase(key);
+  }
+}
+
 }  // namespace zarrkit

@@ -97,6 +97,12 @@ class S3Store : public Store {
   // Writes only if the object's ETag is still `etag` (If-Match). False when it changed or
   // is gone. Together with get_with_etag: read, modify, write back, retry on false.
   bool set_if_match(std::string_view key, ByteView value, std::string_view etag);
+  // Store::update with the two above: read the value and its ETag, write back only if the
+  // ETag is unchanged (or, where it was absent, only if it still is), else again with the
+  // newer value, up to kUpdateAttempts times with growing, jittered pauses. A change to an
+  // empty value deletes unconditionally (S3 has no conditional DELETE for general buckets).
+  void update(std::string_view key, const UpdateFunction& change) override;
+  static constexpr int kUpdateAttempts = 64;
 
   struct Impl;
 

@@ -1,7 +1,10 @@
 #include "zarrkit/stores/s3_store.h"
 
 #include <algorithm>
+#include <chrono>
+#include <random>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -518,6 +521,36 @@ std::optional<std::pair<Buffer, std::string>> S3Store::get_with_etag(std::string
 
 bool S3Store::set_if_absent(std::string_view key, ByteView value) {
   return impl_->write(key, value, std::pair<std::string, std::string>("If-None-Match", "*"));
+}
+
+void S3Store::update(std::string_view key, const UpdateFunction& change) {
+  std::minstd_rand jitter(std::random_device{}());
+  for (int attempt = 1;; ++attempt) {
+    auto current = get_with_etag(key);
+    std::optional<Buffer> next = change(current ? std::optional<Buffer>(current->first) : std::nullopt);
+    if (!next) {
+      erase(key);
+      return;
+    }
+    bool written = false;
+    if (!current) {
+      written = set_if_absent(key, next->view());
+    } else if (current->second.empty()) {
+      set(key, next->view());  // a server that sends no ETag cannot be asked for a condition
+      written = true;
+    } else {
+      written = set_if_match(key, next->view(), current->second);
+    }
+    if (written) return;
+    if (attempt == kUpdateAttempts) {
+      fail_io("{}: \"{}\" changed under each of {} read-modify-write attempts (other writers keep updating it); "
+              "nothing was written",
+              describe(), key, kUpdateAttempts);
+    }
+    // Another writer got in between: back off (1 ms doubling to 128 ms, jittered) and retry.
+    const int ms = 1 << std::min(attempt - 1, 7);
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(ms * 500, ms * 1000)(jitter)));
+  }
 }
 
 bool S3Store::set_if_match(std::string_view key, ByteView value, std::string_view etag) {
