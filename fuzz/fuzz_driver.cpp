@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
     ++executions;
   }
   std::filesystem::remove(current_file);
-  std::printf("fuzz: %zu seeds, %zu corpus files replayed, %zu mutated executions in %.0f s, no finding\n",
-              inputs.size() - replayed, replayed, executions, seconds);
+  std::printf("fuzz %s: %zu seeds, %zu corpus files replayed, %zu mutated executions in %.0f s, no finding\n",
+              std::filesystem::path(argv[0]).filename().c_str(), inputs.size() - replayed, replayed, executions, seconds);
   return 0;
 }
