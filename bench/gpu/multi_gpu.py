@@ -35,7 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-SHAPE = (1024, 1024, 256)
+# The same data as the first-read benchmark (run as a script, bench/gpu is on the path).
+from first_read import SHAPE, make_data
+
 BLOSC = [{"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle"}}]
 CASES = {
     "blosc": ("blosc", {}),
@@ -144,15 +146,6 @@ print(json.dumps({"times": times, "ok": abs(got - expected) <= 1e-6 * abs(expect
                   "tasks": int(np.prod(x.numblocks))}))
 client.close(); cluster.close()
 """
-
-
-def make_data() -> np.ndarray:
-    rng = np.random.default_rng(11)
-    z, y, x = np.meshgrid(np.arange(SHAPE[0], dtype=np.float32) / 97, np.arange(SHAPE[1], dtype=np.float32) / 89,
-                          np.arange(SHAPE[2], dtype=np.float32) / 13, indexing="ij", sparse=True)
-    data = np.sin(z) * np.cos(y) + np.sin(x)
-    data = (data + rng.normal(0, 0.01, SHAPE).astype(np.float32)).astype(np.float32)
-    return np.round(data, 3)
 
 
 def run_children(script: str, args_per_child: list[list[str]], envs: list[dict]) -> list[dict]:

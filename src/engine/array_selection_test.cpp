@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/partial_chunk_codec.h"
+#include "engine/array_testing.h"
 #include "engine/point_indexer.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
@@ -16,18 +17,6 @@ namespace zarrkit {
 namespace {
 
 using json = nlohmann::json;
-
-template <typename T>
-NDView view_of(std::vector<T>& values, const Shape& shape, const DataType& dtype) {
-  return NDView{reinterpret_cast<std::byte*>(values.data()), shape, NDView::c_strides(shape, sizeof(T)), dtype};
-}
-
-template <typename T>
-std::vector<T> values_of(const NDBuffer& b) {
-  std::vector<T> out(b.nbytes() / sizeof(T));
-  std::memcpy(out.data(), b.data(), b.nbytes());
-  return out;
-}
 
 // An int32 array of `shape` in `chunks` whose element at linear index k holds k.
 Array iota_array(const std::shared_ptr<Store>& store, const Shape& shape, const Shape& chunks, int zarr_format = 3,

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/array_testing.h"
 #include "engine/selection_testing.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/config.h"
@@ -115,10 +116,6 @@ std::vector<std::byte> random_elements(std::mt19937_64& rng, std::size_t n, cons
     for (auto& b : out) b = static_cast<std::byte>(static_cast<unsigned>(b) & 1u);
   }
   return out;
-}
-
-NDView view_of(std::vector<std::byte>& bytes, const Shape& shape, const DataType& dtype) {
-  return NDView{bytes.data(), shape, NDView::c_strides(shape, dtype.size()), dtype};
 }
 
 std::shared_ptr<Store> make_store(bool local, TempDir& dir) {
@@ -245,13 +242,6 @@ INSTANTIATE_TEST_SUITE_P(
 template <typename T>
 NDView view_of_values(std::vector<T>& values, const Shape& shape, const DataType& dtype) {
   return NDView{reinterpret_cast<std::byte*>(values.data()), shape, NDView::c_strides(shape, sizeof(T)), dtype};
-}
-
-template <typename T>
-std::vector<T> values_of(const NDBuffer& b) {
-  std::vector<T> out(b.nbytes() / sizeof(T));
-  std::memcpy(out.data(), b.data(), b.nbytes());
-  return out;
 }
 
 TEST(Array, V3KeysAndMetadataAreLaidOutLikeZarrPython) {

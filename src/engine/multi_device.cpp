@@ -4,12 +4,12 @@
 #include <exception>
 #include <functional>
 #include <optional>
-#include <thread>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "core/checked_math.h"
+#include "core/run_on_threads.h"
 #include "engine/indexer.h"
 #include "zarrkit/config.h"
 #include "zarrkit/error.h"
@@ -51,32 +51,12 @@ std::vector<std::uint64_t> chunk_starts(const AxisSelection& s, std::uint64_t ch
   return starts;
 }
 
-// Runs body(i) for the parts `which` (of `total`) at once (the first on this thread), each
-// thread under the caller's settings; the first error, naming its part, is thrown after all
-// have finished.
+// Runs body(i) for the parts `which` (of `total`) at once (run_on_threads: the parts wait
+// on their devices, so not on the pool); the first error, naming its part, is thrown after
+// all have finished.
 void run_parts(const std::vector<std::size_t>& which, std::size_t total, const std::function<void(std::size_t)>& body) {
-  const std::size_t n = which.size();
-  const Config caller = current_config();
-  std::vector<std::exception_ptr> errors(n);
-  auto run = [&](std::size_t i) {
-    try {
-      const ScopedConfig settings([&](Config& c) { c = caller; });
-      body(which[i]);
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  try {
-    for (std::size_t i = 1; i < n; ++i) threads.emplace_back(run, i);
-  } catch (...) {
-    for (auto& t : threads) t.join();
-    throw;
-  }
-  if (n > 0) run(0);
-  for (auto& t : threads) t.join();
-  for (std::size_t i = 0; i < n; ++i) {
+  const auto errors = run_on_threads(which.size(), [&](std::size_t i) { body(which[i]); });
+  for (std::size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i]) continue;
     try {
       std::rethrow_exception(errors[i]);

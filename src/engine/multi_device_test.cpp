@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/array_testing.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/stores/memory_store.h"
@@ -16,18 +17,6 @@ namespace zarrkit {
 namespace {
 
 using json = nlohmann::json;
-
-template <typename T>
-NDView view_of(std::vector<T>& values, const Shape& shape, const DataType& dtype) {
-  return NDView{reinterpret_cast<std::byte*>(values.data()), shape, NDView::c_strides(shape, sizeof(T)), dtype};
-}
-
-template <typename T>
-std::vector<T> values_of(const NDBuffer& b) {
-  std::vector<T> out(b.nbytes() / sizeof(T));
-  std::memcpy(out.data(), b.data(), b.nbytes());
-  return out;
-}
 
 json sharding(const Shape& inner) {
   return json::array({{{"name", "sharding_indexed"},

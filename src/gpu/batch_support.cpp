@@ -2,11 +2,12 @@
 
 #include <set>
 
+#include "gpu/device_scope.h"
+
 namespace zarrkit::gpu {
 
 cudaStream_t StreamPool::take() {
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), "finding the current CUDA device");
+  const int device = current_device();
   {
     std::lock_guard lock(mutex_);
     auto& free = free_[device];

@@ -3,16 +3,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <cstring>
 #include <limits>
 
 #include <fmt/ranges.h>
 
 #include "core/checked_math.h"
+#include "core/run_on_threads.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_codecs.cuh"
 #include "gpu/device_read.h"
+#include "gpu/device_scope.h"
 #include "gpu/kernels.h"
 #include "zarrkit/error.h"
 #include "zarrkit/thread_pool.h"
@@ -192,20 +193,16 @@ void DeviceBatches::run(const HostPhase& host_phase) {
     for (std::size_t k = 0; k < slots_.size(); ++k) finish(*slots_[(batch + k) % slots_.size()]);
     return;
   }
-  // Concurrent host phases: each slot on a thread of its own (the first on this one) takes
-  // the next batch, waits for its own previous one and runs the host phase, so that the
-  // host phases of several batches share the pool at once. The threads work under this
-  // thread's settings and device.
-  const Config caller = current_config();
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), "finding the current CUDA device");
+  // Concurrent host phases: each slot on a thread of its own (run_on_threads: the first on
+  // this one, all under this thread's settings; the device made current here) takes the next
+  // batch, waits for its own previous one and runs the host phase, so that the host phases
+  // of several batches share the pool at once.
+  const int device = current_device();
   std::atomic<std::uint64_t> next{0};
   std::atomic<bool> stop{false};
-  std::vector<std::exception_ptr> errors(slots_.size());
-  auto work = [&](std::size_t k) {
+  const auto errors = run_on_threads(slots_.size(), [&](std::size_t k) {
     try {
-      const ScopedConfig settings([&](Config& c) { c = caller; });
-      check_cuda(cudaSetDevice(device), "making the read's device current");
+      const ScopedDevice on_device(device);
       Slot& slot = *slots_[k];
       while (!stop.load()) {
         const std::uint64_t first = next.fetch_add(1) * per_batch_;
@@ -215,20 +212,10 @@ void DeviceBatches::run(const HostPhase& host_phase) {
       }
       finish(slot);
     } catch (...) {
-      errors[k] = std::current_exception();
       stop.store(true);
+      throw;
     }
-  };
-  std::vector<std::thread> threads;
-  try {
-    for (std::size_t k = 1; k < slots_.size(); ++k) threads.emplace_back(work, k);
-  } catch (...) {
-    stop.store(true);
-    for (auto& t : threads) t.join();
-    throw;
-  }
-  work(0);
-  for (auto& t : threads) t.join();
+  });
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }

@@ -16,6 +16,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/cufile_runtime.h"
+#include "gpu/device_scope.h"
 #include "stores/gds_pipeline.h"
 #include "zarrkit/error.h"
 
@@ -176,8 +177,7 @@ std::shared_ptr<detail::GdsEngine> gds_engine_for(const detail::GdsEngineSetting
   static auto* mutex = new std::mutex;
   static auto* engines =
       new std::vector<std::tuple<int, detail::GdsEngineSettings, std::shared_ptr<detail::GdsEngine>>>;
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), "finding the current CUDA device");
+  const int device = current_device();
   std::lock_guard lock(*mutex);
   for (const auto& [d, s, engine] : *engines) {
     if (d == device && s == settings) return engine;
