@@ -29,25 +29,18 @@ AxisSelector entry(const AxisSelection& s) {
   return Slice{start, last == 0 ? std::nullopt : std::optional<std::int64_t>(last - 1), s.step};
 }
 
-// The output positions (after 0) where a strided axis enters another chunk.
-std::vector<std::uint64_t> chunk_starts(const AxisSelection& s, std::uint64_t chunk) {
+// The output positions (after 0) where a strided axis enters another chunk: the first
+// output position of every chunk the engine's axis split finds, in output order.
+std::vector<std::uint64_t> chunk_starts(const AxisSelection& s, std::uint64_t extent, std::uint64_t chunk) {
+  const AxisSplit split(s, extent, chunk);
   std::vector<std::uint64_t> starts;
-  if (s.count < 2) return starts;
-  const std::uint64_t step = static_cast<std::uint64_t>(s.step > 0 ? s.step : -s.step);
-  const std::uint64_t first = s.start / chunk;
-  if (s.step > 0) {
-    const std::uint64_t last = (s.start + step * (s.count - 1)) / chunk;
-    for (std::uint64_t j = first + 1; j <= last; ++j) {
-      const std::uint64_t k = ceil_div(j * chunk - s.start, step);  // first position at or past chunk j
-      if (k < s.count && (starts.empty() || starts.back() != k)) starts.push_back(k);
-    }
-  } else {
-    const std::uint64_t last = (s.start - step * (s.count - 1)) / chunk;
-    for (std::uint64_t j = first; j-- > last;) {
-      const std::uint64_t k = (s.start - (j + 1) * chunk) / step + 1;  // first position below chunk j + 1
-      if (k < s.count && (starts.empty() || starts.back() != k)) starts.push_back(k);
-    }
+  for (std::uint64_t k = 0; k < split.num_parts(); ++k) {
+    const AxisRun& r = split.part(k).runs().front();  // strided axes: one run per chunk
+    const std::uint64_t first =
+        r.out_step > 0 ? r.out_start : r.out_start - (r.count - 1) * static_cast<std::uint64_t>(-r.out_step);
+    if (first != 0) starts.push_back(first);
   }
+  std::sort(starts.begin(), starts.end());
   return starts;
 }
 
@@ -84,7 +77,7 @@ std::vector<Selection> split_selection(const ArrayMetadata& m, const Selection& 
   if (cut.is_list) {
     for (std::uint64_t k = 1; k < cut.count; ++k) unit_starts.push_back(k);
   } else {
-    const auto more = chunk_starts(cut, m.chunk_shape[axis]);
+    const auto more = chunk_starts(cut, m.shape[axis], m.chunk_shape[axis]);
     unit_starts.insert(unit_starts.end(), more.begin(), more.end());
   }
   const std::uint64_t units = unit_starts.size();
