@@ -35,7 +35,8 @@ std::vector<std::uint64_t> chunk_starts(const AxisSelection& s, std::uint64_t ex
   const AxisSplit split(s, extent, chunk);
   std::vector<std::uint64_t> starts;
   for (std::uint64_t k = 0; k < split.num_parts(); ++k) {
-    const AxisRun& r = split.part(k).runs().front();  // strided axes: one run per chunk
+    const AxisChunkPart part = split.part(k);  // runs() points into it
+    const AxisRun& r = part.runs().front();      // strided axes: one run per chunk
     const std::uint64_t first =
         r.out_step > 0 ? r.out_start : r.out_start - (r.count - 1) * static_cast<std::uint64_t>(-r.out_step);
     if (first != 0) starts.push_back(first);
