@@ -66,8 +66,9 @@ class ArrayDeviceRead {
     if (batches_->settings().gds_direct && partial_ == nullptr && batches_->chain().stored_as_laid_out()) {
       gds_ = dynamic_cast<GdsStore*>(array.store().get());
     }
-    // Plain chunks read by the store: a batch's host phase needs nothing from another's.
-    if (partial_ == nullptr && gds_ == nullptr) batches_->allow_concurrent_host_phases();
+    // Chunks read by the store, and shards (prepare_shards fetches, for each batch, what
+    // that batch needs of its shards): a batch's host phase needs nothing from another's.
+    if (gds_ == nullptr) batches_->allow_concurrent_host_phases();
     if (gds_ != nullptr) {
       batches_->reread_direct = [this](const DeviceChunk& c) {
         auto bytes = array_.store()->get(join_key(array_.path(), c.key));
@@ -337,7 +338,7 @@ void warm_up_reads(const Array& array, const Selection& selection) {
   // Sized as the read will be (ArrayDeviceRead: plain chunks not read by a GDS store).
   const bool direct = batches.settings().gds_direct && batches.chain().stored_as_laid_out() &&
                       dynamic_cast<const GdsStore*>(array.store().get()) != nullptr;
-  if (m.prepared_chain().partial() == nullptr && !direct) batches.allow_concurrent_host_phases();
+  if (!direct) batches.allow_concurrent_host_phases();
   batches.warm_up();
 }
 

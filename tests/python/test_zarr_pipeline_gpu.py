@@ -5,14 +5,15 @@ machine."""
 
 from __future__ import annotations
 
-import numcodecs
 import numpy as np
 import pytest
-import zarr
-import zarr.codecs as zc
 
-import zarrkit
-from zarrkit import zarr_pipeline
+numcodecs = pytest.importorskip("numcodecs", reason="numcodecs is not installed; the zarr-python GPU tests need it")
+zarr = pytest.importorskip("zarr", reason="zarr-python is not installed; the zarr-python GPU tests need it")
+import zarr.codecs as zc  # noqa: E402
+
+import zarrkit  # noqa: E402
+from zarrkit import zarr_pipeline  # noqa: E402
 
 if not zarrkit.config.gpu_available():
     pytest.skip(
