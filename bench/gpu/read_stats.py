@@ -3,7 +3,10 @@ times and prints, per read, the wall time and what the engine's counters moved b
 decoded on the GPU and on the host, bytes uploaded from pinned and from pageable memory,
 time in the host phase and waiting for the GPU).
 
-  python bench/gpu/read_stats.py PATH [--reps 5] [--set gpu.nvcomp_decode=true ...]
+  python bench/gpu/read_stats.py PATH [--reps 5] [--devices N] [--set gpu.nvcomp_decode=true ...]
+
+--devices N reads with zarrkit.read_devices over GPUs 0..N-1 (the counters are summed over
+the parts).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--devices", type=int, default=1)
     parser.add_argument("--set", action="append", default=[], help="a setting, name=json value")
     args = parser.parse_args()
     import cupy
@@ -30,11 +34,22 @@ def main() -> int:
         zarrkit.config.set({name: json.loads(value)})
     a = zarrkit.open_array(args.path, mode="r")
     out = cupy.empty(a.shape, a.dtype)
+    devices = list(range(args.devices))
+
+    def read() -> None:
+        if args.devices == 1:
+            a.get_basic_selection(Ellipsis, out=out)
+            cupy.cuda.Device().synchronize()
+            return
+        parts = zarrkit.read_devices(a, devices=devices)
+        for d in devices:
+            cupy.cuda.Device(d).synchronize()
+        del parts
+
     for rep in range(args.reps):
         before = _zarrkit.gpu_read_stats()
         t0 = time.perf_counter()
-        a.get_basic_selection(Ellipsis, out=out)
-        cupy.cuda.Device().synchronize()
+        read()
         wall = time.perf_counter() - t0
         after = _zarrkit.gpu_read_stats()
         moved = {k: after[k] - before[k] for k in after}
@@ -42,7 +57,8 @@ def main() -> int:
               f"gpu {moved['chunks_decoded_on_gpu']} cpu {moved['chunks_decoded_on_cpu']} batches {moved['batches']}  "
               f"up pinned {moved['bytes_uploaded_pinned'] / 2**20:.0f} MiB pageable "
               f"{moved['bytes_uploaded_pageable'] / 2**20:.0f} MiB  host phase {moved['host_phase_ns'] / 1e6:.1f} ms "
-              f"gpu wait {moved['gpu_wait_ns'] / 1e6:.1f} ms", flush=True)
+              f"gpu wait {moved['gpu_wait_ns'] / 1e6:.1f} ms  pinned arenas made {moved.get('pinned_arenas_made', 0)} "
+              f"({moved.get('pinned_arena_ns', 0) / 1e6:.1f} ms)", flush=True)
     return 0
 
 

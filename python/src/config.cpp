@@ -11,6 +11,7 @@
 #include "core/settings_env.h"
 #include "zarrkit/error.h"
 #ifdef ZARRKIT_HAVE_CUDA
+#include "gpu/batch_support.h"
 #include "gpu/device_read.h"
 #include "zarrkit/gpu.h"
 #endif
@@ -206,12 +207,15 @@ void bind_config(nb::module_& m) {
         d["bytes_uploaded_pageable"] = s.bytes_uploaded_pageable.load();
         d["host_phase_ns"] = s.host_phase_ns.load();
         d["gpu_wait_ns"] = s.gpu_wait_ns.load();
+        d["pinned_arenas_made"] = gpu::arena_pool().arenas_made();
+        d["pinned_arena_ns"] = gpu::arena_pool().arena_ns();
 #endif
         return d;
       },
       "Counters of the device reads over the life of the process (empty without the CUDA path): "
       "chunks decoded on the GPU and on the host, bytes uploaded from pinned and pageable memory, "
-      "time in the host phase and waiting for the GPU. For benchmarks and diagnosis.");
+      "time in the host phase and waiting for the GPU, pinned staging arenas made (and the time it took). "
+      "For benchmarks and diagnosis.");
   m.def("hardware_threads", [] { return std::max(1u, std::thread::hardware_concurrency()); },
         "The number of hardware threads (what num_threads=0 means).");
 }

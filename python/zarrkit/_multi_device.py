@@ -129,17 +129,21 @@ class _DeviceChunks:
         return self.array._read(engine_key, moved, out)
 
 
-def to_dask(array: Any, chunks: Any = None, *, device: bool = False) -> Any:
+def to_dask(array: Any, chunks: Any = None, *, device: bool = False, name: str | None = None) -> Any:
     """``array`` as a Dask array, one task per stored chunk (shard, for sharded arrays)
     unless ``chunks`` says otherwise. ``device=True``: blocks are CuPy arrays, each decoded
     on the GPU of the worker that computes it (under ``dask_cuda.LocalCUDACluster``, one per
-    GPU). ``da.store(x, array)`` writes back, from device memory too."""
+    GPU). ``da.store(x, array)`` writes back, from device memory too. ``name`` as in
+    ``dask.array.from_array`` (by default a token of the array and chunks: two calls give one
+    Dask array, read once per computation)."""
     import dask.array as da
 
     if chunks is None:
         chunks = array.shards or array.chunks
+    named = {} if name is None else {"name": name}
     if not device:
-        return da.from_array(array, chunks=chunks, lock=False, asarray=False, fancy=False)
+        return da.from_array(array, chunks=chunks, lock=False, asarray=False, fancy=False, **named)
     cupy = _device._cupy()
     meta = cupy.empty((0,) * array.ndim, dtype=array.dtype)
-    return da.from_array(_DeviceChunks(array), chunks=chunks, lock=False, asarray=False, fancy=False, meta=meta)
+    return da.from_array(_DeviceChunks(array), chunks=chunks, lock=False, asarray=False, fancy=False, meta=meta,
+                         **named)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -75,7 +76,12 @@ class PinnedArena final : public Allocator {
   std::atomic<std::size_t> used_{0};
 };
 
-// Pinned allocations are slow (milliseconds), so arenas are kept for later requests.
+// Pinned allocations are slow (milliseconds, and they stall other threads' CUDA calls), so
+// arenas are kept for later requests: up to kKeepCount arenas and kKeepBytes of them for
+// every device that reads. A read holds two per batch in flight (8 in flight when its host
+// phases run at once), and several reads may run at once (Dask workers' threads, the parts
+// of a multi-device read), so the pool keeps what a few concurrent reads hold rather than
+// one read's worth; past the limits the smallest go first, then the largest.
 class ArenaPool {
  public:
   std::unique_ptr<PinnedArena> take(std::size_t min_capacity) {
@@ -93,32 +99,56 @@ class ArenaPool {
       if (best != free_.end()) {
         auto arena = std::move(*best);
         free_.erase(best);
+        free_bytes_ -= arena->capacity();
         arena->reset();
         return arena;
       }
     }
-    return std::make_unique<PinnedArena>(min_capacity);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto arena = std::make_unique<PinnedArena>(min_capacity);
+    arenas_made_.fetch_add(1);
+    arena_ns_.fetch_add(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()));
+    return arena;
   }
   void give(std::unique_ptr<PinnedArena> arena) {
     if (!arena) return;
     arena->reset();
-    std::lock_guard lock(mutex_);
-    free_.push_back(std::move(arena));
-    if (free_.size() > kKeep * std::max<std::size_t>(1, devices_.size())) {
-      auto smallest = std::min_element(free_.begin(), free_.end(),
-                                       [](const auto& a, const auto& b) { return a->capacity() < b->capacity(); });
-      free_.erase(smallest);
+    std::vector<std::unique_ptr<PinnedArena>> freed;  // freed outside the lock
+    {
+      std::lock_guard lock(mutex_);
+      free_bytes_ += arena->capacity();
+      free_.push_back(std::move(arena));
+      const std::size_t devices = std::max<std::size_t>(1, devices_.size());
+      const auto by_capacity = [](const auto& a, const auto& b) { return a->capacity() < b->capacity(); };
+      while (free_.size() > kKeepCount * devices) {
+        auto smallest = std::min_element(free_.begin(), free_.end(), by_capacity);
+        free_bytes_ -= (*smallest)->capacity();
+        freed.push_back(std::move(*smallest));
+        free_.erase(smallest);
+      }
+      while (free_bytes_ > kKeepBytes * devices && !free_.empty()) {
+        auto largest = std::max_element(free_.begin(), free_.end(), by_capacity);
+        free_bytes_ -= (*largest)->capacity();
+        freed.push_back(std::move(*largest));
+        free_.erase(largest);
+      }
     }
   }
+  // Pinned arenas made (not taken from the pool) over the life of the process, and the time
+  // spent making them: in a steady stream of reads both should stop growing.
+  std::uint64_t arenas_made() const { return arenas_made_.load(); }
+  std::uint64_t arena_ns() const { return arena_ns_.load(); }
 
  private:
-  // Enough for the arenas and tables of a few reads in flight (a read keeps two per batch
-  // it has in flight), so that a read's own do not push out what a warm-up made; as many
-  // again for every device that reads (the arenas are portable: any device copies from them).
-  static constexpr std::size_t kKeep = 16;
+  static constexpr std::size_t kKeepCount = 64;
+  static constexpr std::uint64_t kKeepBytes = std::uint64_t{2} << 30;
   std::vector<int> devices_;  // the devices that took arenas
   std::mutex mutex_;
   std::vector<std::unique_ptr<PinnedArena>> free_;
+  std::uint64_t free_bytes_ = 0;
+  std::atomic<std::uint64_t> arenas_made_{0};
+  std::atomic<std::uint64_t> arena_ns_{0};
 };
 
 // Never destroyed: freeing pinned memory while the CUDA runtime shuts down is not allowed.

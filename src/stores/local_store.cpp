@@ -17,7 +17,9 @@
 #include "stores/file_io.h"
 #include "stores/file_update_lock.h"
 #include "stores/local_store_internal.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
+#include "zarrkit/thread_pool.h"
 
 namespace zarrkit {
 namespace {
@@ -200,20 +202,51 @@ bool open_value(FileIo& io, const std::string& path, std::string_view key, const
   return true;
 }
 
+// Reads [begin, begin + length) of the open file into `dest`, continuing short reads; stops
+// early at the end of the file. Returns the bytes read.
+std::size_t read_span(FileIo& io, int fd, std::uint64_t begin, std::byte* dest, std::size_t length,
+                      std::string_view key, const std::string& store) {
+  std::size_t done = 0;
+  while (done < length) {
+    ssize_t got = retry_eintr([&] {
+      return io.pread(fd, dest + done, length - done, static_cast<off_t>(begin + done));
+    });
+    if (got < 0) fail_io("{}: cannot read key \"{}\": {}", store, key, errno_text(errno));
+    if (got == 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
+}
+
+// Values this large are read in pieces by the shared pool's threads: one thread copies from
+// the page cache at a fraction of the memory bandwidth, and a read of a few large chunks
+// (16 MiB chunks, a whole shard) would otherwise leave the other threads idle.
+constexpr std::size_t kParallelReadPiece = std::size_t{4} << 20;
+
 // Reads [begin, end) of the open file into memory from `prototype`. Short reads are
 // continued; a file that turns out shorter than it was gives the bytes that are there.
 Buffer read_bytes(FileIo& io, int fd, std::uint64_t begin, std::uint64_t end,
                   const BufferPrototype& prototype, std::string_view key, const std::string& store) {
   std::size_t length = to_size(end - begin, "value size");
   Buffer buffer = prototype.allocate(length);
+  const std::size_t pieces = length / kParallelReadPiece;
+  if (pieces < 2) {
+    buffer.shrink(read_span(io, fd, begin, buffer.data(), length, key, store));
+    return buffer;
+  }
+  // The last piece takes the remainder. Where the file ended early, the value is what
+  // precedes the first piece that came back short.
+  std::vector<std::size_t> got(pieces, 0);
+  shared_thread_pool().parallel_for(pieces, [&](std::size_t i) {
+    const std::size_t offset = i * kParallelReadPiece;
+    const std::size_t span = i + 1 == pieces ? length - offset : kParallelReadPiece;
+    got[i] = read_span(io, fd, begin + offset, buffer.data() + offset, span, key, store);
+  });
   std::size_t done = 0;
-  while (done < length) {
-    ssize_t got = retry_eintr([&] {
-      return io.pread(fd, buffer.data() + done, length - done, static_cast<off_t>(begin + done));
-    });
-    if (got < 0) fail_io("{}: cannot read key \"{}\": {}", store, key, errno_text(errno));
-    if (got == 0) break;
-    done += static_cast<std::size_t>(got);
+  for (std::size_t i = 0; i < pieces; ++i) {
+    const std::size_t span = i + 1 == pieces ? length - i * kParallelReadPiece : kParallelReadPiece;
+    done += got[i];
+    if (got[i] < span) break;
   }
   buffer.shrink(done);
   return buffer;

@@ -1,6 +1,7 @@
 // LocalStore under failing, interrupted and short system calls (through the FileIo seam).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <map>
@@ -317,6 +318,46 @@ TEST(LocalStoreFaults, ReadFailuresAreIoErrors) {
   f.io->fail_with["unlink"] = EROFS;
   EXPECT_THROW(f.store.erase("k"), IoError);
   EXPECT_EQ(f.read("k"), "value");  // and the store works again afterwards
+}
+
+// Large values are read in pieces by several threads (thread-safe counters here): every
+// piece's bytes land where they belong, and where the file ends early (it shrank after the
+// size was taken) the value is what precedes the first short piece.
+class ShrunkFileIo : public detail::FileIo {
+ public:
+  std::atomic<int> preads{0};
+  std::atomic<std::int64_t> visible_end{INT64_MAX};  // reads see no byte at or past this offset
+
+  ssize_t pread(int fd, void* buffer, std::size_t count, off_t offset) override {
+    ++preads;
+    const std::int64_t end = visible_end.load();
+    if (offset >= end) return 0;
+    count = std::min<std::size_t>(count, static_cast<std::size_t>(end - offset));
+    return FileIo::pread(fd, buffer, count, offset);
+  }
+};
+
+TEST(LocalStoreFaults, LargeValuesAreReadInPiecesAndAShrunkFileGivesWhatPrecedesTheEnd) {
+  TempDir dir;
+  auto io = std::make_shared<ShrunkFileIo>();
+  LocalStore store(dir.path(), LocalStoreOptions{.io = io});
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  const std::string value = pattern(13 * kMiB + 11);
+  store.set("big", as_bytes(value));
+  auto whole = store.get("big");
+  ASSERT_TRUE(whole);
+  EXPECT_TRUE(as_chars(whole->view()) == value);
+  EXPECT_GE(io->preads.load(), 3);  // 4 MiB pieces
+  auto part = store.get("big", BufferPrototype::host(), ByteRange::range(kMiB + 3, 12 * kMiB));
+  ASSERT_TRUE(part);
+  EXPECT_TRUE(as_chars(part->view()) == value.substr(kMiB + 3, 11 * kMiB - 3));
+  for (const std::size_t end : {9 * kMiB + 5, 5 * kMiB, 4 * kMiB, std::size_t{17}}) {
+    io->visible_end = static_cast<std::int64_t>(end);
+    auto shrunk = store.get("big");
+    ASSERT_TRUE(shrunk);
+    EXPECT_EQ(shrunk->size(), end);
+    EXPECT_TRUE(as_chars(shrunk->view()) == value.substr(0, end));
+  }
 }
 
 }  // namespace

@@ -61,6 +61,16 @@ def test_to_dask_on_the_host(tmp_path):
     np.testing.assert_array_equal(b[...], data)
 
 
+def test_to_dask_names_keep_reads_apart(tmp_path):
+    pytest.importorskip("dask.array")
+    a, data = make(tmp_path, shape=(64, 40), chunks=(4, 40), shards=(16, 40))
+    assert zarrkit.to_dask(a).name == zarrkit.to_dask(a).name  # one array, read once
+    first, second = zarrkit.to_dask(a, name="zk-a"), zarrkit.to_dask(a, name="zk-b")
+    assert (first.name, second.name) == ("zk-a", "zk-b")
+    both = first.sum(dtype="f8") + second.sum(dtype="f8")
+    assert float(both.compute()) == pytest.approx(2 * float(data.sum(dtype="f8")))
+
+
 # ---- On devices ------------------------------------------------------------------------------
 
 def _gpu():

@@ -11,9 +11,10 @@
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
 # first_read first_read_old compare; and, not run by default, multi_tests dask_large
-# multi_bench: the multi-device tests, Dask-CUDA on an array larger than one GPU (DASK_GPUS,
-# default 0,1) and bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default all;
-# MULTI_CASES, MULTI_WAYS, MULTI_REPS)) runs only those stages; "first_read_old" (after
+# multi_bench multi_stats: the multi-device tests, Dask-CUDA on an array larger than one GPU
+# (DASK_GPUS, default 0,1), bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default
+# all; MULTI_CASES, MULTI_WAYS, MULTI_REPS) and, after it, the read counters of one GPU and of
+# all GPUs on its arrays) runs only those stages; "first_read_old" (after
 # first_read) and "compare" (not run by default: they need a
 # baseline packed by pack_baseline.sh) times S6/S10 and the first reads of the baseline commit
 # and of this build in the same run, alternating; BENCH_ONLY=s6 limits the S6/S10 stage to one scenario;
@@ -212,6 +213,23 @@ for g in ${MULTI_GPUS:-$(nvidia-smi -L | wc -l)}; do
     --label "$g-gpus" 2>&1 | tail -40
   echo "multi_bench $g rc ${PIPESTATUS[0]}"
 done
+fi
+
+if [[ " ${STAGES:-} " == *" multi_stats "* ]]; then
+# Where the multi-device read's time goes: the engine's counters for one GPU and for all,
+# on the arrays multi_bench wrote.
+stage "read counters, one GPU and all GPUs"
+for arr in /tmp/zk_mg/*.zarr; do
+  for d in 1 $(nvidia-smi -L | wc -l); do
+    echo "== $(basename "$arr") devices=$d"
+    timeout 120 python3 bench/gpu/read_stats.py "$arr" --reps 4 --devices "$d"
+  done
+  # MULTI_STATS_SET="gpu.pipeline_depth=2 ...": all GPUs again under each of these settings.
+  for setting in ${MULTI_STATS_SET:-}; do
+    echo "== $(basename "$arr") devices=$(nvidia-smi -L | wc -l) $setting"
+    timeout 120 python3 bench/gpu/read_stats.py "$arr" --reps 4 --devices "$(nvidia-smi -L | wc -l)" --set "$setting"
+  done
+done 2>&1 | tee "$out/multi_stats.log" | tail -40
 fi
 
 stage "done"

@@ -35,7 +35,8 @@ strip -o "$stage/py/zarrkit/$(basename "$ext")" "$ext"
 cp python/zarrkit/*.py python/zarrkit/*.pyi python/zarrkit/py.typed "$stage/py/zarrkit/"
 ldd "${bins[@]/#/$tree/}" "$ext" | awk '/=> \// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*|libpthread|libdl|librt)\.so' | xargs -I{} cp -L {} "$stage/lib/"
-if [[ -d ../shared/corpus ]]; then cp -r ../shared/corpus "$stage/corpus"; fi
+# PACK_CORPUS=0 leaves the interop corpus out (sessions without the GPU tests, to fit the limit).
+if [[ ${PACK_CORPUS:-1} != 0 && -d ../shared/corpus ]]; then cp -r ../shared/corpus "$stage/corpus"; fi
 tar -C "$stage" -czf "$carry/bundle.tar.gz" .
 nvcomp_wheel=$(ls "$wheels"/nvidia_libnvcomp_cu13-*.whl)
 unzip -p "$nvcomp_wheel" nvidia/libnvcomp/lib64/libnvcomp.so.6 | xz -T2 -3 > "$carry/libnvcomp.so.6.xz"
