@@ -22,7 +22,7 @@ def memory_available(memory: str) -> bool:
 
 def gpu_read_stats() -> dict:
     """
-    Counters of the device reads over the life of the process (empty without the CUDA path): chunks decoded on the GPU and on the host, bytes uploaded from pinned and pageable memory, time in the host phase and waiting for the GPU. For benchmarks and diagnosis.
+    Counters of the device reads over the life of the process (empty without the CUDA path): chunks decoded on the GPU and on the host, bytes uploaded from pinned and pageable memory, time in the host phase and waiting for the GPU, pinned staging arenas made (and the time it took). For benchmarks and diagnosis.
     """
 
 def hardware_threads() -> int:
