@@ -106,7 +106,15 @@ std::vector<Selection> split_selection(const ArrayMetadata& m, const Selection& 
 void read_into_devices(const Array& array, std::span<const DevicePart> parts) {
   std::vector<std::size_t> all(parts.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  run_parts(all, parts.size(), [&](std::size_t i) { array.read_into(parts[i].selection, parts[i].view); });
+  // One budget of batches in flight for the whole read, shared by its parts: the host's
+  // threads and memory serve every part, and N parts each with a whole read's batches in
+  // flight crowd the host's decode (bench/results/MULTI-GPU.md).
+  const std::size_t depth = current_config().gpu.pipeline_depth;
+  const std::size_t per_part = std::max<std::size_t>(1, depth / std::max<std::size_t>(1, parts.size()));
+  run_parts(all, parts.size(), [&](std::size_t i) {
+    const ScopedConfig shared_budget([&](Config& c) { c.gpu.pipeline_depth = per_part; });
+    array.read_into(parts[i].selection, parts[i].view);
+  });
 }
 
 void write_from_devices(Array& array, std::span<const DevicePart> parts) {

@@ -11,7 +11,7 @@
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
 # first_read first_read_old compare; and, not run by default, multi_tests dask_large
-# multi_bench multi_stats: the multi-device tests, Dask-CUDA on an array larger than one GPU
+# multi_bench multi_stats racecheck: the multi-device tests, Dask-CUDA on an array larger than one GPU
 # (DASK_GPUS, default 0,1), bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default
 # all; MULTI_CASES, MULTI_WAYS, MULTI_REPS) and, after it, the read counters of one GPU and of
 # all GPUs on its arrays) runs only those stages; "first_read_old" (after
@@ -104,6 +104,14 @@ timeout 150 python3 bench/gpu/s6_s10.py --dir /tmp/zk_gds --size $size --reps 6 
 echo "gds rc ${PIPESTATUS[0]}"
 fi
 
+if [[ " ${STAGES:-} " == *" racecheck "* ]]; then
+# racecheck alone, on SANITIZER_FILTER (default: the device reads), RACECHECK_SECONDS long.
+stage "compute-sanitizer racecheck"
+sanitize racecheck "${RACECHECK_SECONDS:-400}" "${SANITIZER_FILTER:-GpuShardRead.*:GpuRead.*}" "racecheck" \
+  > "$out/racecheck.log" 2>&1
+grep -E "rc [0-9]+|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/racecheck.log"
+fi
+
 if wanted sanitizers; then
 stage "compute-sanitizer"
 # The device reads (plain, sharded, delta, corrupt input), the batch decode API and the
@@ -111,7 +119,7 @@ stage "compute-sanitizer"
 filter='GpuShardRead.*:GpuRead.*:GpuBatchDecode.*:GpuMemory.*:GpuMemoryStore.*'
 {
   sanitize memcheck 90 "$filter" "memcheck"
-  sanitize racecheck 150 "$filter" "racecheck"
+  sanitize racecheck "${RACECHECK_SECONDS:-150}" "$filter" "racecheck"
   # The GDS store's engine (I/O threads, pinned staging, copies on their streams) and the
   # device reader's direct chunks.
   # The /Cufile cases load libcufile, whose own driver open memcheck flags (an invalid
