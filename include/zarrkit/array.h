@@ -30,11 +30,18 @@ class Array {
   // NotFoundError if neither exists.
   static Array open(std::shared_ptr<Store> store, std::string_view path = "",
                     const CodecRegistry* registry = nullptr);
+  // When create() writes the new array's metadata: at once (kFirst), or only when the caller
+  // calls write_metadata() after writing the chunks (kLast), so that a copy or import that
+  // is interrupted leaves no array there rather than a partial one that reads as finished.
+  enum class MetadataWrite { kFirst, kLast };
   // Writes metadata for a new array (and the missing ancestor groups). With `overwrite`,
   // an existing node and its chunks are removed first; otherwise an existing node is an
   // InvalidArgumentError.
   static Array create(std::shared_ptr<Store> store, std::string_view path,
-                      const ArrayMetadata& metadata, bool overwrite = false);
+                      const ArrayMetadata& metadata, bool overwrite = false,
+                      MetadataWrite when = MetadataWrite::kFirst);
+  // Writes the array's metadata (v3 zarr.json; v2 .zarray and .zattrs).
+  void write_metadata() const;
 
   const ArrayMetadata& metadata() const { return *metadata_; }
   const Shape& shape() const { return metadata_->shape; }
@@ -109,7 +116,6 @@ class Array {
  private:
   friend class Group;  // opens arrays from consolidated metadata, without reading the store
   Array(std::shared_ptr<Store> store, std::string path, std::shared_ptr<const ArrayMetadata> m);
-  void write_metadata() const;
 
   std::shared_ptr<Store> store_;
   std::string path_;

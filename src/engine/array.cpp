@@ -105,7 +105,7 @@ Array Array::open(std::shared_ptr<Store> store, std::string_view path_in, const 
 }
 
 Array Array::create(std::shared_ptr<Store> store, std::string_view path_in,
-                    const ArrayMetadata& metadata, bool overwrite) {
+                    const ArrayMetadata& metadata, bool overwrite, MetadataWrite when) {
   if (!store) fail_invalid("Array::create: no store given");
   const std::string path = normalize_node_path(path_in);
   try {
@@ -131,7 +131,7 @@ Array Array::create(std::shared_ptr<Store> store, std::string_view path_in,
     }
     ensure_ancestor_groups(*store, path, metadata.zarr_format);
     Array array(store, path, std::make_shared<const ArrayMetadata>(metadata));
-    array.write_metadata();
+    if (when == MetadataWrite::kFirst) array.write_metadata();
     return array;
   } catch (const Error& e) {
     rethrow_with_context(e, fmt::format("cannot create array '{}' in {}", display_path(path), store->describe()));

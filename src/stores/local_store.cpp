@@ -8,9 +8,6 @@
 
 #include <climits>
 #include <cstdlib>
-#include <functional>
-#include <random>
-#include <thread>
 #include <vector>
 
 #include "core/checked_math.h"
@@ -72,16 +69,6 @@ class TempFileGuard {
   std::string path_;
   bool committed_ = false;
 };
-
-// ".<name>.zarrkit-tmp.<16 random hex digits>", short enough for NAME_MAX whatever `name` is.
-std::string temp_file_name(std::string_view final_name) {
-  thread_local std::mt19937_64 random_bits([] {
-    std::random_device device;
-    std::uint64_t seed = (std::uint64_t{device()} << 32) ^ device();
-    return seed ^ std::hash<std::thread::id>{}(std::this_thread::get_id());
-  }());
-  return fmt::format(".{}{}{:016x}", final_name.substr(0, 100), detail::kTempMarker, random_bits());
-}
 
 std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
@@ -439,7 +426,7 @@ void LocalStore::set(std::string_view key, ByteView value) {
   int fd = -1;
   bool made_directories = false;
   for (int attempt = 0; fd < 0; ++attempt) {
-    temp = directory + '/' + temp_file_name(name);
+    temp = directory + '/' + detail::temp_name_for(name);
     fd = retry_eintr([&] { return io_->open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666); });
     if (fd >= 0) break;
     int error = errno;

@@ -130,32 +130,64 @@ void LocalStore::erase_prefix(std::string_view prefix) {
   std::string_view dir = normalize_prefix(prefix);
   require_writable("erase everything under", dir);
   const std::string path = checked_path(dir);
-  std::error_code ec;
-  if (dir.empty()) {
-    // Everything below the root, but not the root itself.
-    int error = 0;
-    std::vector<std::string> names;
-    if (!for_each_entry(path, [&](const char* name, unsigned char) { names.emplace_back(name); }, error)) {
-      fail_io("{}: cannot list the root to erase it: {}", describe(), errno_text(error));
-    }
-    for (const std::string& name : names) {
-      std::filesystem::remove_all(path + '/' + name, ec);  // never follows symlinks
-      if (ec) fail_io("{}: cannot erase \"{}\": {}", describe(), name, ec.message());
-    }
-  } else {
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0) return;   // nothing there
-    if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) return;  // a value named like the prefix stays
-    std::filesystem::remove_all(path, ec);
-    if (ec) fail_io("{}: cannot erase everything under \"{}\": {}", describe(), dir, ec.message());
+  if (dir.empty()) return erase_root_entries(path);
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return;   // nothing there
+  if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) return;  // a value named like the prefix stays
+  // The tree is first renamed to a hidden temporary name, in one step, and removed from
+  // there: a crash part-way leaves the node whole or gone, never half of its chunks (what
+  // is left is a temporary that the next writer removes).
+  const std::string parent = path.substr(0, path.rfind('/'));
+  const std::string doomed = parent + '/' + detail::temp_name_for(path.substr(parent.size() + 1));
+  if (detail::retry_eintr([&] { return io_->rename(path.c_str(), doomed.c_str()); }) != 0) {
+    fail_io("{}: cannot erase everything under \"{}\": cannot move it aside: {}", describe(), dir,
+            errno_text(errno));
   }
-  // The directory whose entries changed: the root itself, or the prefix's parent.
-  if (options_.durable) sync_directory(dir.empty() ? path : path.substr(0, path.rfind('/')), dir);
+  if (options_.durable) sync_directory(parent, dir);
+  std::error_code ec;
+  std::filesystem::remove_all(doomed, ec);  // never follows symlinks
+  if (ec) fail_io("{}: \"{}\" is erased, but removing its files failed: {}", describe(), dir, ec.message());
+}
+
+void LocalStore::erase_root_entries(const std::string& path) {
+  // The root cannot be renamed away, so its entries move into one hidden temporary
+  // directory, the node's metadata first: a crash part-way leaves no node (rather than a
+  // node missing some of its chunks) plus a temporary the next writer removes.
+  int error = 0;
+  std::vector<std::string> names;
+  if (!for_each_entry(path, [&](const char* name, unsigned char) { names.emplace_back(name); }, error)) {
+    fail_io("{}: cannot list the root to erase it: {}", describe(), errno_text(error));
+  }
+  std::erase_if(names, [](const std::string& name) { return detail::is_temp_file_name(name); });
+  if (names.empty()) return;
+  auto metadata_rank = [](const std::string& name) {
+    return name == "zarr.json" || name == ".zarray" || name == ".zgroup" || name == ".zmetadata" ? 0 : 1;
+  };
+  std::stable_sort(names.begin(), names.end(),
+                   [&](const std::string& a, const std::string& b) { return metadata_rank(a) < metadata_rank(b); });
+  const std::string doomed = path + '/' + detail::temp_name_for("root");
+  if (detail::retry_eintr([&] { return io_->mkdir(doomed.c_str(), 0700); }) != 0) {
+    fail_io("{}: cannot erase the root: cannot make the directory \"{}\": {}", describe(), doomed,
+            errno_text(errno));
+  }
+  for (const std::string& name : names) {
+    const std::string from = path + '/' + name;
+    const std::string to = doomed + '/' + name;
+    if (detail::retry_eintr([&] { return io_->rename(from.c_str(), to.c_str()); }) != 0) {
+      fail_io("{}: cannot erase \"{}\": {}", describe(), name, errno_text(errno));
+    }
+  }
+  if (options_.durable) sync_directory(path, "");
+  std::error_code ec;
+  std::filesystem::remove_all(doomed, ec);  // never follows symlinks
+  if (ec) fail_io("{}: the root is erased, but removing its files failed: {}", describe(), ec.message());
 }
 
 std::size_t LocalStore::clean_stale_temp_files(double min_age_seconds) {
   // Best effort: an unreadable directory or a file that vanished must not stop an open.
   // Directory symlinks are not followed, so only files inside the root are ever removed.
+  // A temporary is stale when its writer is gone (its name carries the writer's process id)
+  // or, for names without one, when it is older than `min_age_seconds`.
   const auto now = std::chrono::system_clock::now();
   std::size_t removed = 0;
   std::vector<std::string> pending{root_string_};  // "" is "/", see the constructor
@@ -172,15 +204,26 @@ std::size_t LocalStore::clean_stale_temp_files(double min_age_seconds) {
         have_stat = true;
         type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
       }
-      if (type == DT_DIR) {
+      const bool temp = detail::is_temp_file_name(name);
+      if (type == DT_DIR && !temp) {
         pending.push_back(std::move(full));
         return;
       }
-      if (type != DT_REG || !detail::is_temp_file_name(name)) return;
-      if (!have_stat && ::lstat(full.c_str(), &st) != 0) return;
-      auto modified = std::chrono::system_clock::from_time_t(st.st_mtime);
-      if (std::chrono::duration<double>(now - modified).count() < min_age_seconds) return;
-      if (io_->unlink(full.c_str()) == 0) ++removed;
+      if (!temp || (type != DT_REG && type != DT_DIR)) return;
+      bool stale = detail::temp_writer_is_gone(name);
+      if (!stale && !detail::temp_name_writer(name)) {
+        if (!have_stat && ::lstat(full.c_str(), &st) != 0) return;
+        auto modified = std::chrono::system_clock::from_time_t(st.st_mtime);
+        stale = std::chrono::duration<double>(now - modified).count() >= min_age_seconds;
+      }
+      if (!stale) return;
+      if (type == DT_DIR) {
+        // A node a killed writer was writing, or moving away to erase it.
+        std::error_code ec;
+        if (std::filesystem::remove_all(full, ec) > 0 && !ec) ++removed;
+      } else if (io_->unlink(full.c_str()) == 0) {
+        ++removed;
+      }
     }, error);
   }
   return removed;

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <string>
 #include <thread>
 
+#include "stores/local_store_internal.h"
 #include "stores/testing/temp_dir.h"
 #include "zarrkit/error.h"
 
@@ -431,6 +433,56 @@ TEST(LocalStore, StaleTemporaryFilesAreCleanedWhenOpenedForWriting) {
   EXPECT_EQ(files_below(dir.path()),
             (std::vector<std::string>{"a/.d.zarrkit-tmp.0000000012345678", "a/c"}));
   EXPECT_EQ(store.list(), (std::vector<std::string>{"a/c"}));
+}
+
+// The id of a process that has exited and been reaped: no process runs under it.
+long pid_of_an_exited_process() {
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return static_cast<long>(child);
+}
+
+TEST(LocalStore, TemporariesOfGoneWritersAreRemovedAtOnce) {
+  TempDir dir;
+  const long gone = pid_of_an_exited_process();
+  const std::string own = std::to_string(::getpid());
+  write_file(dir / fmt::format("a/.c.zarrkit-tmp.{}-00000000deadbeef", gone), "a killed writer's");
+  write_file(dir / fmt::format(".arr.zarrkit-tmp.{}-0000000000000001/zarr.json", gone), "a killed node swap's");
+  write_file(dir / ("a/.d.zarrkit-tmp." + own + "-0000000012345678"), "a live writer's (this process)");
+  write_file(dir / "a/c", "value");
+
+  LocalStore store(dir.path());
+  EXPECT_EQ(files_below(dir.path()),
+            (std::vector<std::string>{"a/.d.zarrkit-tmp." + own + "-0000000012345678", "a/c"}));
+  EXPECT_FALSE(fs::exists(dir / fmt::format(".arr.zarrkit-tmp.{}-0000000000000001", gone)));
+}
+
+TEST(LocalStore, WritesLeaveNoTemporaryAndNameThisProcess) {
+  TempDir dir;
+  LocalStore store(dir.path());
+  store.set("a/b", as_bytes("x"));
+  EXPECT_EQ(files_below(dir.path()), (std::vector<std::string>{"a/b"}));
+  // A name made now carries this process's id, and is not taken for an abandoned one.
+  const std::string name = detail::temp_name_for("b");
+  EXPECT_EQ(detail::temp_name_writer(name), static_cast<long>(::getpid()));
+  EXPECT_FALSE(detail::temp_writer_is_gone(name));
+  EXPECT_EQ(detail::temp_name_writer(".b.zarrkit-tmp.00000000deadbeef"), std::nullopt);  // an older name
+}
+
+TEST(LocalStore, ErasePrefixMovesTheTreeAsideInOneStep) {
+  TempDir dir;
+  LocalStore store(dir.path());
+  store.set("g/arr/zarr.json", as_bytes("{}"));
+  store.set("g/arr/c/0", as_bytes("chunk"));
+  store.set("g/other", as_bytes("kept"));
+  store.erase_prefix("g/arr");
+  EXPECT_EQ(files_below(dir.path()), (std::vector<std::string>{"g/other"}));
+  // The root cannot move: its entries go, metadata first, and nothing hidden stays.
+  store.set("zarr.json", as_bytes("{}"));
+  store.erase_prefix("");
+  EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
 class FakeDeviceAllocator final : public Allocator {

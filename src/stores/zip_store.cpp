@@ -1,6 +1,7 @@
 #include "zarrkit/stores/zip_store.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
@@ -13,6 +14,8 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <optional>
+#include <utility>
 
 #include "zarrkit/error.h"
 
@@ -214,6 +217,39 @@ ZipStore::ZipStore(fs::path path, ZipStoreOptions options)
 
 namespace {
 
+// An flock on the directory that holds an archive. Every writer holds it shared from before
+// libzip makes its temporary archive until after the rename; the clean-up of stale temporaries
+// takes it exclusively without waiting, and so knows that no writer on this host is writing
+// an archive in that directory now: every unfinished temporary there is a killed writer's.
+class ArchiveDirectoryLock {
+ public:
+  // Shared, waiting for a clean-up that holds it (a moment). Without the lock (a directory
+  // that cannot be opened) the writer goes on: only the clean-up's certainty depends on it.
+  static ArchiveDirectoryLock for_writing(const fs::path& directory) {
+    ArchiveDirectoryLock lock(directory);
+    if (lock.fd_ >= 0) {
+      while (::flock(lock.fd_, LOCK_SH) != 0 && errno == EINTR) {
+      }
+    }
+    return lock;
+  }
+  // Exclusive, at once or never: true when held.
+  static bool try_for_cleaning(const fs::path& directory, std::optional<ArchiveDirectoryLock>& lock) {
+    lock.emplace(ArchiveDirectoryLock(directory));
+    return lock->fd_ >= 0 && ::flock(lock->fd_, LOCK_EX | LOCK_NB) == 0;
+  }
+  ArchiveDirectoryLock(ArchiveDirectoryLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  ArchiveDirectoryLock& operator=(ArchiveDirectoryLock&&) = delete;
+  ~ArchiveDirectoryLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+
+ private:
+  explicit ArchiveDirectoryLock(const fs::path& directory)
+      : fd_(::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+  int fd_ = -1;
+};
+
 // True for what a killed libzip writer leaves: the start of an archive (a local file
 // header first) without its end (no end-of-central-directory record, written last, just
 // before the rename). A complete archive under such a name (someone's copy) is kept.
@@ -221,7 +257,12 @@ bool is_unfinished_archive(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
   std::string head(4, '\0');
-  bool unfinished = ::pread(fd, head.data(), head.size(), 0) == 4 && head == std::string("PK\x03\x04", 4);
+  const ssize_t head_size = ::pread(fd, head.data(), head.size(), 0);
+  if (head_size >= 0 && head_size < 4) {  // killed before its first member was written
+    ::close(fd);
+    return true;
+  }
+  bool unfinished = head_size == 4 && head == std::string("PK\x03\x04", 4);
   if (unfinished) {
     struct stat st;
     if (::fstat(fd, &st) != 0) {
@@ -245,9 +286,13 @@ bool is_unfinished_archive(const fs::path& path) {
 
 // libzip writes a new archive to a temporary file beside it (the archive's name, a dot and
 // six random letters or digits: mkstemp) and renames that over the archive in zip_close; a
-// writer killed before the rename leaves the temporary behind.
+// writer killed before the rename leaves the temporary behind. While no writer on this host
+// writes an archive in the directory (ArchiveDirectoryLock), every unfinished one is stale at
+// once; otherwise only those older than stale_temp_seconds (a writer on another host).
 std::size_t ZipStore::remove_stale_temp_archives() {
   const std::string prefix = path_.filename().string() + ".";
+  std::optional<ArchiveDirectoryLock> lock;
+  const bool no_live_writer = ArchiveDirectoryLock::try_for_cleaning(path_.parent_path(), lock);
   std::error_code ec;
   std::size_t removed = 0;
   const auto now = fs::file_time_type::clock::now();
@@ -263,7 +308,7 @@ std::size_t ZipStore::remove_stale_temp_archives() {
     const auto modified = entry.last_write_time(item_ec);
     if (item_ec) continue;
     const double age = std::chrono::duration<double>(now - modified).count();
-    if (age < options_.stale_temp_seconds || !is_unfinished_archive(entry.path())) continue;
+    if ((!no_live_writer && age < options_.stale_temp_seconds) || !is_unfinished_archive(entry.path())) continue;
     if (fs::remove(entry.path(), item_ec)) ++removed;
   }
   return removed;
@@ -534,6 +579,7 @@ void ZipStore::flush_locked() {
   } else {
     fs::create_directories(path_.parent_path(), ec);
     if (ec) fail_io("{}: creating {}: {}", what, path_.parent_path().string(), ec.message());
+    const ArchiveDirectoryLock writing = ArchiveDirectoryLock::for_writing(path_.parent_path());
     // A new archive at the same path: libzip writes it to a temporary file and renames that
     // over the old archive in zip_close. The old one stays readable through archive_ (its
     // descriptor outlives the rename), and the kept members are copied from it.

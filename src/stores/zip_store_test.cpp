@@ -1,6 +1,9 @@
 #include "zarrkit/stores/zip_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include <chrono>
@@ -424,7 +427,8 @@ TEST(ZipStore, AWritableOpenRemovesTheTemporaryArchivesOfKilledWriters) {
     fs::last_write_time(dir / name, fs::file_time_type::clock::now() - age);
   };
   make("data.zip.a1B2c3", unfinished, std::chrono::hours(2));   // stale
-  make("data.zip.Zz9Yy8", unfinished, std::chrono::hours(0));   // a live writer's, maybe
+  make("data.zip.Zz9Yy8", unfinished, std::chrono::hours(0));   // young: a live writer's, maybe
+  make("data.zip.Xx0000", "", std::chrono::hours(2));           // killed before its first member
   make("data.zip.backup", complete, std::chrono::hours(2));     // someone's copy: complete
   make("data.zip.readme", "notes", std::chrono::hours(2));      // not an archive
   make("data.zip.1", unfinished, std::chrono::hours(2));        // not libzip's pattern
@@ -432,11 +436,20 @@ TEST(ZipStore, AWritableOpenRemovesTheTemporaryArchivesOfKilledWriters) {
   { ZipStore read_only(archive, ZipStoreOptions{}); }
   EXPECT_TRUE(fs::exists(dir / "data.zip.a1B2c3"));  // read-only opens delete nothing
   {
+    // A writer of this host is writing an archive in the directory (it holds the directory's
+    // lock shared): the young temporary may be its own and stays.
+    const int writer = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_EQ(::flock(writer, LOCK_SH), 0);
     ZipStore writable(archive, ZipStoreOptions{.read_only = false});
     EXPECT_EQ(writable.get("zarr.json")->size(), 2u);
+    ::close(writer);
   }
   EXPECT_FALSE(fs::exists(dir / "data.zip.a1B2c3"));
+  EXPECT_FALSE(fs::exists(dir / "data.zip.Xx0000"));
   EXPECT_TRUE(fs::exists(dir / "data.zip.Zz9Yy8"));
+  // No writer now: every unfinished temporary is a killed writer's, whatever its age.
+  { ZipStore writable(archive, ZipStoreOptions{.read_only = false}); }
+  EXPECT_FALSE(fs::exists(dir / "data.zip.Zz9Yy8"));
   EXPECT_TRUE(fs::exists(dir / "data.zip.backup"));
   EXPECT_TRUE(fs::exists(dir / "data.zip.readme"));
   EXPECT_TRUE(fs::exists(dir / "data.zip.1"));

@@ -3,6 +3,7 @@
 // the destination chunks (see blocks.h), so memory stays bounded whatever the array size.
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +16,7 @@
 #include "zarrkit/error.h"
 #include "zarrkit/location.h"
 #include "zarrkit/progress.h"
+#include "zarrkit/staged_write.h"
 #include "zarrkit/stores/open_store.h"
 
 namespace zarrkit::cli {
@@ -30,7 +32,8 @@ struct CopyOptions {
 void copy_array(const Array& source, const StoreLocation& dest, const WriteOptions& o, const std::string& label) {
   const ArraySpec spec = copy_spec(source.metadata(), o);
   const ArrayMetadata metadata = make_array_metadata(spec, CodecRegistry::builtin());
-  Array target = Array::create(dest.store, dest.path, metadata, o.overwrite);
+  // The metadata goes last: a copy cut short leaves no array rather than a partial one.
+  Array target = Array::create(dest.store, dest.path, metadata, o.overwrite, Array::MetadataWrite::kLast);
   const Shape block = copy_block_shape(metadata.shape, metadata.chunk_shape, source.metadata().chunk_shape,
                                        metadata.dtype.size());
   const bool variable_length = metadata.dtype.is_variable_length();  // strings: no byte count
@@ -44,6 +47,7 @@ void copy_array(const Array& source, const StoreLocation& dest, const WriteOptio
     target.write(b.selection, data.view());
     progress.advance(chunks_in_region(b.extent, metadata.chunk_shape), data.nbytes());
   });
+  target.write_metadata();
 }
 
 std::string relative_path(const std::string& path, const std::string& base) {
@@ -81,16 +85,31 @@ void copy_node(const CopyOptions& o) {
     throw UsageError(fmt::format("cp: {} and {} are the same node", o.source, o.dest));
   }
   global_config().write_empty_chunks = o.write.write_empty_chunks;
+  // On a directory store the copy is written beside the destination and renamed into place
+  // when complete: until then an old node there stays whole and readable.
+  const int format = o.write.zarr_format != 0 ? o.write.zarr_format : source.info.zarr_format;
+  const std::string context = fmt::format("copying {} to {}", o.source, o.dest);
+  std::optional<StagedNodeWrite> staged;
+  try {
+    staged.emplace(dest, o.write.overwrite, format);
+  } catch (const Error& e) {
+    rethrow_with_context(e, context);
+  }
   if (source.info.type == NodeType::kGroup) {
-    copy_group(source, dest, o.write, o.dest, o.consolidate);
+    copy_group(source, staged->target(), o.write, o.dest, o.consolidate);
   } else {
     try {
-      copy_array(Array::open(source.store, source.path), dest, o.write, o.dest);
+      copy_array(Array::open(source.store, source.path), staged->target(), o.write, o.dest);
     } catch (const Error& e) {
-      rethrow_with_context(e, fmt::format("copying {} to {}", o.source, o.dest));
+      rethrow_with_context(e, context);
     }
   }
-  finish_writes(dest, o.dest);
+  finish_writes(staged->target(), o.dest);
+  try {
+    staged->commit();
+  } catch (const Error& e) {
+    rethrow_with_context(e, context);
+  }
 }
 
 void run_cp(const CopyOptions& o) {

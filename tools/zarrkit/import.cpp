@@ -2,6 +2,7 @@
 // file is read in slabs of whole chunks along its outermost axis, so memory holds one slab
 // (plus its transposed copy for Fortran-order files), not the whole array.
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +16,7 @@
 #include "zarrkit/location.h"
 #include "zarrkit/npy.h"
 #include "zarrkit/progress.h"
+#include "zarrkit/staged_write.h"
 #include "zarrkit/stores/open_store.h"
 
 namespace zarrkit::cli {
@@ -47,6 +49,14 @@ void write_slabs(NpyReader& reader, Array& array, const std::string& label) {
   });
 }
 
+// The array, its metadata last: an import cut short leaves no array rather than a partial one.
+void write_array(NpyReader& reader, const StoreLocation& where, const ArrayMetadata& metadata, bool overwrite,
+                 const std::string& label) {
+  Array array = Array::create(where.store, where.path, metadata, overwrite, Array::MetadataWrite::kLast);
+  write_slabs(reader, array, label);
+  array.write_metadata();
+}
+
 void run_import(const ImportOptions& o) {
   NpyReader reader(o.input);
   const ArraySpec spec = import_spec(reader.dtype(), reader.shape(), o.write);
@@ -58,13 +68,21 @@ void run_import(const ImportOptions& o) {
   }
   global_config().write_empty_chunks = o.write.write_empty_chunks;
   StoreLocation dest = open_location(o.array, /*for_writing=*/true);
+  // On a directory store the array is written beside its place and renamed there when
+  // complete: until then an old node there stays whole and readable.
+  std::optional<StagedNodeWrite> staged;
   try {
-    Array array = Array::create(dest.store, dest.path, metadata, o.write.overwrite);
-    write_slabs(reader, array, o.array);
+    staged.emplace(dest, o.write.overwrite, metadata.zarr_format);
+    write_array(reader, staged->target(), metadata, o.write.overwrite, o.array);
   } catch (const Error& e) {
     rethrow_with_context(e, fmt::format("importing {} into {}", o.input, o.array));
   }
-  finish_writes(dest, o.array);
+  finish_writes(staged->target(), o.array);
+  try {
+    staged->commit();
+  } catch (const Error& e) {
+    rethrow_with_context(e, fmt::format("importing {} into {}", o.input, o.array));
+  }
 }
 
 }  // namespace

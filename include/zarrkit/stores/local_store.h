@@ -4,7 +4,7 @@
 // Reads open the file and pread only the bytes asked for (get_ranges reads all its ranges
 // through one open). A missing file, or a key that names a directory, reads as absent.
 //
-// Writes go to a temporary file in the same directory (".<name>.zarrkit-tmp.<random>")
+// Writes go to a temporary file in the same directory (".<name>.zarrkit-tmp.<pid>-<random>")
 // that is then renamed into place, so a reader or a crash sees the old value or the new
 // one, never a mix. Missing parent directories are created. With `durable` the file is
 // fsynced before the rename and its directory after it (and any directory the write
@@ -13,9 +13,10 @@
 // thrown with the system's reason. Listings never show temporary files, so keys whose
 // last segment starts with '.' and contains ".zarrkit-tmp." are reserved.
 //
-// Temporary files left by a crashed writer are deleted when a writable store is opened,
-// if they are more than an hour old (younger ones may belong to a live writer). This walks
-// the whole tree once; set `clean_stale_temp_files = false` to skip it on huge stores.
+// Temporary files left by a crashed writer are deleted when a writable store is opened:
+// at once when the process named in their name is gone, else once they are more than an
+// hour old (names of older versions carry no process id). This walks the whole tree once;
+// set `clean_stale_temp_files = false` to skip it on huge stores.
 //
 // Safety: keys are validated (store.h), and a key is refused with InvalidArgumentError if
 // a path component below the root is a symlink whose resolved target lies outside the root
@@ -25,7 +26,9 @@
 // names are not valid keys, temporary files, and anything not a regular file or directory.
 //
 // erase removes the file and leaves its (possibly empty) directories; list_dir reports
-// such empty directories as prefixes. erase_prefix removes the whole directory tree.
+// such empty directories as prefixes. erase_prefix removes the whole directory tree: it is
+// first renamed to a hidden temporary name in one step (for the root, its entries move into a
+// hidden directory, the node's metadata first), so a crash leaves the node whole or gone.
 // Reading into device memory is refused with UnsupportedError (the GPU stores do that).
 #pragma once
 
@@ -112,7 +115,9 @@ class LocalStore : public Store {
   std::optional<LocalFile> open_file(std::string_view key, int extra_flags = 0) const;
   bool read_only() const { return options_.read_only; }
 
-  // Deletes temporary files older than `min_age_seconds`; returns how many. Run on open.
+  // Deletes the temporaries (files, and directories of whole nodes) of writers that are gone
+  // (no longer running on this host), and those without a writer's process id in their name
+  // that are older than `min_age_seconds`; returns how many. Run on open.
   std::size_t clean_stale_temp_files(double min_age_seconds = 3600.0);
 
  private:
@@ -123,6 +128,8 @@ class LocalStore : public Store {
   // Creates the missing directories of `relative_dir` below the root.
   void make_parent_directories(std::string_view relative_dir);
   void sync_directory(const std::string& path, std::string_view key);
+  // erase_prefix("") : everything below the root `path`, metadata first.
+  void erase_root_entries(const std::string& path);
 
   std::filesystem::path root_;
   std::string root_string_;       // root_ absolute and normalized, without a trailing '/'

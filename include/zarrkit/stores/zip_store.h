@@ -59,8 +59,10 @@ struct ZipStoreOptions {
   // A member whose declared uncompressed size is larger is refused when read (zip bombs).
   std::uint64_t max_member_bytes = std::uint64_t{4} << 30;
   // Writable only: on open, delete the temporary archives that killed writers left beside
-  // the archive (libzip names them after it: a dot and six random letters or digits), once
-  // they are older than this (a live writer keeps touching its own).
+  // the archive (libzip names them after it: a dot and six random letters or digits): at
+  // once when no writer of this host is writing an archive in that directory (they hold a
+  // lock on it while they do), else once they are older than this (a live writer keeps
+  // touching its own).
   double stale_temp_seconds = 3600.0;
 };
 

@@ -1,0 +1,116 @@
+#include "zarrkit/staged_write.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "engine/node_io.h"
+#include "stores/local_store_internal.h"
+#include "zarrkit/error.h"
+#include "zarrkit/group.h"
+#include "zarrkit/stores/local_store.h"
+
+namespace zarrkit::cli {
+namespace fs = std::filesystem;
+namespace {
+
+using detail::errno_text;
+using detail::retry_eintr;
+
+// True when `path` does not exist or is an empty directory: a rename may put a node there.
+bool is_absent_or_empty_directory(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(path, ec);
+  if (status.type() == fs::file_type::not_found) return true;
+  return status.type() == fs::file_type::directory && fs::is_empty(path, ec) && !ec;
+}
+
+// Swaps the directories `a` and `b` in one step; false (errno set) where the file system
+// cannot (EINVAL, ENOSYS), the caller then renames twice.
+bool exchange_directories(const fs::path& a, const fs::path& b) {
+  return retry_eintr([&] { return ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE); }) == 0;
+}
+
+int rename_path(const fs::path& from, const fs::path& to) {
+  return retry_eintr([&] { return ::rename(from.c_str(), to.c_str()); });
+}
+
+}  // namespace
+
+void remove_abandoned_staging(const fs::path& destination) {
+  const std::string prefix = "." + destination.filename().string() + std::string(detail::kTempMarker);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(destination.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || !detail::temp_writer_is_gone(name)) continue;
+    std::error_code remove_ec;
+    fs::remove_all(entry.path(), remove_ec);  // best effort: never a reason to fail a write
+  }
+}
+
+StagedNodeWrite::StagedNodeWrite(const StoreLocation& dest, bool overwrite, int zarr_format) : target_(dest) {
+  auto local = std::dynamic_pointer_cast<LocalStore>(dest.store);
+  if (!local) return;
+  destination_ = dest.path.empty() ? local->root() : local->root() / dest.path;
+  remove_abandoned_staging(destination_);
+  const auto existing = probe_node(*dest.store, dest.path);
+  if (existing) {
+    // Without overwrite the write fails as it always has (Array::create names the node).
+    if (!overwrite) return;
+    replaces_existing_node_ = true;
+  } else if (!is_absent_or_empty_directory(destination_)) {
+    return;  // files but no node: written in place, the metadata last
+  }
+  if (!dest.path.empty()) ensure_ancestor_groups(*dest.store, dest.path, zarr_format);
+  const fs::path staging = destination_.parent_path() / detail::temp_name_for(destination_.filename().string());
+  if (::mkdir(staging.c_str(), 0777) != 0) {
+    fail_io("cannot make the directory \"{}\" to write the new node in: {}", staging.string(), errno_text(errno));
+  }
+  staging_ = staging;
+  target_ = StoreLocation{LocalStore::open(staging_), ""};
+}
+
+StagedNodeWrite::~StagedNodeWrite() {
+  if (staging_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(staging_, ec);
+}
+
+void StagedNodeWrite::commit() {
+  if (staging_.empty()) return;
+  target_.store.reset();  // nothing writes into the staging directory any more
+  if (!replaces_existing_node_) {
+    // Over nothing, or over the empty directory that opening the destination made.
+    if (rename_path(staging_, destination_) != 0) {
+      fail_io("cannot move the new node into place at \"{}\": {}", destination_.string(), errno_text(errno));
+    }
+    staging_.clear();
+    return;
+  }
+  if (!exchange_directories(staging_, destination_)) {
+    if (errno != EINVAL && errno != ENOSYS) {
+      fail_io("cannot swap the new node into place at \"{}\": {}", destination_.string(), errno_text(errno));
+    }
+    // No exchange on this file system: move the old node aside, then the new one in. A crash
+    // between the two renames leaves the old node under a temporary name beside it.
+    const fs::path aside = destination_.parent_path() / detail::temp_name_for(destination_.filename().string());
+    if (rename_path(destination_, aside) != 0) {
+      fail_io("cannot move the old node at \"{}\" aside: {}", destination_.string(), errno_text(errno));
+    }
+    if (rename_path(staging_, destination_) != 0) {
+      const int error = errno;
+      rename_path(aside, destination_);  // put the old node back
+      fail_io("cannot move the new node into place at \"{}\": {}", destination_.string(), errno_text(error));
+    }
+    staging_ = aside;
+  }
+  // staging_ now holds the old node: removed by the destructor (or, after a crash, by the next writer).
+  std::error_code ec;
+  fs::remove_all(staging_, ec);
+  staging_.clear();
+}
+
+}  // namespace zarrkit::cli
