@@ -7,6 +7,7 @@
 // it; the others whole (chunk_read.h for reads).
 #include "zarrkit/array.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -256,6 +257,13 @@ void Array::write(const Selection& selection, const NDView& data) {
   const PartialChunkCodec* const partial = chain.partial();
   const PartialIoSettings partial_settings = partial != nullptr ? PartialIoSettings::current() : PartialIoSettings{};
   const std::string store_name = store_->describe();  // names the write locks (key_locks.h)
+  // A large write of a sparse or new array would otherwise erase every absent chunk it
+  // leaves as the fill value, one by one: those known to be absent are left alone.
+  const std::optional<std::vector<std::uint64_t>> stored =
+      !write_empty_chunks && partial == nullptr ? stored_tasks_for_erase(*store_, path_, m, plan) : std::nullopt;
+  auto may_be_stored = [&](std::uint64_t index) {
+    return !stored || std::binary_search(stored->begin(), stored->end(), index);
+  };
 
   auto run = [&](std::size_t index) {
     ChunkTask task;
@@ -308,7 +316,7 @@ void Array::write(const Selection& selection, const NDView& data) {
       // zarr-python does not store chunks that hold only the fill value (and removes an
       // existing one), unless write_empty_chunks is set.
       if (!write_empty_chunks && all_equal_fill(chunk.buffer().view(), m.dtype, m.fill_value)) {
-        store_->erase(store_key);
+        if (may_be_stored(index)) store_->erase(store_key);
         return;
       }
       const Buffer encoded = chain.encode(chunk);

@@ -25,6 +25,12 @@ bool sample_looks_sparse(Store& store, std::string_view path, const ArrayMetadat
   return stored * 4 <= samples;  // at least three quarters absent
 }
 
+// The rule of stored_chunks.h: the store lists, and the request touches enough of the grid.
+bool listing_may_pay(Store& store, const ArrayMetadata& metadata, const ChunkPlan& plan) {
+  const std::uint64_t n = plan.num_tasks();
+  return store.capabilities().listable && n >= kMinTasksToList && n >= metadata.num_chunks() / 8;
+}
+
 }  // namespace
 
 std::optional<std::vector<std::uint64_t>> chunk_coords_of_key(const ArrayMetadata& m, const Shape& grid,
@@ -81,11 +87,20 @@ std::optional<std::uint64_t> task_of_chunk(const ChunkPlan& plan, std::span<cons
 
 std::optional<std::vector<std::uint64_t>> stored_tasks_if_sparse(Store& store, std::string_view path,
                                                                  const ArrayMetadata& metadata, const ChunkPlan& plan) {
-  const std::uint64_t n = plan.num_tasks();
-  const StoreCapabilities capabilities = store.capabilities();
-  if (!capabilities.listable || n < kMinTasksToList || n < metadata.num_chunks() / 8) return std::nullopt;
+  if (!listing_may_pay(store, metadata, plan)) return std::nullopt;
   // A lookup on a remote store is a request; a listing returns a thousand keys per request.
-  if (!capabilities.batched_gets && !sample_looks_sparse(store, path, metadata, plan)) return std::nullopt;
+  if (!store.capabilities().batched_gets && !sample_looks_sparse(store, path, metadata, plan)) return std::nullopt;
+  return list_stored_tasks(store, path, metadata, plan);
+}
+
+std::optional<std::vector<std::uint64_t>> stored_tasks_for_erase(Store& store, std::string_view path,
+                                                                 const ArrayMetadata& metadata, const ChunkPlan& plan) {
+  if (!listing_may_pay(store, metadata, plan)) return std::nullopt;
+  return list_stored_tasks(store, path, metadata, plan);
+}
+
+std::vector<std::uint64_t> list_stored_tasks(Store& store, std::string_view path, const ArrayMetadata& metadata,
+                                             const ChunkPlan& plan) {
   const Shape grid = metadata.chunk_grid_shape();
   const std::size_t skip = path.empty() ? 0 : path.size() + 1;
   std::vector<std::uint64_t> tasks;

@@ -27,7 +27,12 @@ std::optional<std::vector<std::uint64_t>> chunk_coords_of_key(const ArrayMetadat
 // selection does not touch that chunk.
 std::optional<std::uint64_t> task_of_chunk(const ChunkPlan& plan, std::span<const std::uint64_t> coords);
 
-// Reads touching fewer chunks than this ask the store for each: a listing would not pay.
+// The indices of the tasks of `plan` whose chunks the store lists under `path`, in
+// increasing order: one listing of the array's keys, whatever the size of its grid.
+std::vector<std::uint64_t> list_stored_tasks(Store& store, std::string_view path, const ArrayMetadata& metadata,
+                                             const ChunkPlan& plan);
+
+// Requests touching fewer chunks than this ask the store about each: a listing would not pay.
 inline constexpr std::uint64_t kMinTasksToList = 4096;
 
 // For a read of `plan` over the array at `path`: the indices of the tasks whose chunks are
@@ -36,6 +41,15 @@ inline constexpr std::uint64_t kMinTasksToList = 4096;
 // an eighth of the grid, since a listing walks the whole array; and, unless every lookup is
 // a network request, a sample of the chunks shows that most are absent). nullopt when the
 // read should ask for every chunk. The caller fills the output with the fill value first.
+// A chunk written while the read runs may be missed (read as the fill value), as if the
+// read had come first.
+// For a write of `plan` that may erase chunks holding only the fill value: the tasks whose
+// chunks are stored, where the request is large enough for a listing to pay (the same rule as
+// reads, without sampling: a listing of a new array is empty and costs nothing), so that
+// absent chunks need no erase. nullopt: erase every such chunk.
+std::optional<std::vector<std::uint64_t>> stored_tasks_for_erase(Store& store, std::string_view path,
+                                                                 const ArrayMetadata& metadata, const ChunkPlan& plan);
+
 std::optional<std::vector<std::uint64_t>> stored_tasks_if_sparse(Store& store, std::string_view path,
                                                                  const ArrayMetadata& metadata, const ChunkPlan& plan);
 
