@@ -68,13 +68,6 @@ std::optional<nlohmann::json> read_json(Store& store, const std::string& key) {
   // One byte past the size limit is all that is read: a larger document (a zip member that
   // inflates to gigabytes, a huge object) is refused by parse_json without being read whole.
   const std::uint64_t limit = MetadataLimits{}.max_json_bytes;
-  // Where asking costs no request (local files, zip members, memory), a size the store
-  // declares is checked first: a zip member of gigabytes is refused without inflating any.
-  if (!store.capabilities().batched_gets) {
-    if (const auto declared = store.size(key); declared && *declared > limit) {
-      fail_resource("'{}' is {} bytes, larger than the limit of {} bytes for a JSON document", key, *declared, limit);
-    }
-  }
   const auto value = store.get(key, BufferPrototype::host(), ByteRange::range(0, limit + 1));
   if (!value) return std::nullopt;
   if (value->size() > limit) {
