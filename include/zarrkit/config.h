@@ -127,6 +127,12 @@ struct GpuConfig {
   bool operator==(const GpuConfig&) const = default;
 };
 
+// The memory this process may use: physical memory, or the cgroup's limit where lower.
+std::uint64_t usable_memory_bytes();
+// The defaults of Config::max_chunk_bytes and Config::max_request_bytes (see there).
+std::uint64_t default_max_chunk_bytes();
+std::uint64_t default_max_request_bytes();
+
 struct Config {
   // Worker threads for encoding/decoding (ZARRKIT_NUM_THREADS); 0 means the number of
   // hardware threads.
@@ -144,6 +150,18 @@ struct Config {
   // read's peak memory by ~20% of its output). Large enough that one read serves many
   // inner chunks.
   std::uint64_t shard_read_window_bytes = 4 << 20;
+  // Resource limits against hostile or mistaken input (docs/settings.md). A chunk whose
+  // decoded size exceeds max_chunk_bytes is refused before anything is read or allocated for
+  // it (ZARRKIT_MAX_CHUNK_BYTES); the same bound caps a zip member read at once. Default:
+  // the smaller of 2 GiB and an eighth of the memory this process may use, so that one
+  // chunk never takes the machine down, while every chunk shape in common use fits.
+  std::uint64_t max_chunk_bytes = default_max_chunk_bytes();
+  // The decoded bytes one read may hold at once (ZARRKIT_MAX_REQUEST_BYTES): chunks being
+  // decoded in parallel, and the elements of variable-length chunks it has decoded. A limit
+  // per chunk times the chunks in flight is still a machine-sized allocation; reads decode
+  // fewer chunks at once to stay within this, and fail when even one does not fit. Default:
+  // the smaller of 8 GiB and a quarter of the memory this process may use.
+  std::uint64_t max_request_bytes = default_max_request_bytes();
   RemoteConfig remote;
   GpuConfig gpu;
 

@@ -112,6 +112,8 @@ const std::vector<Setting>& settings_table() {
       setting("memory", &Config::memory),
       setting("shard_coalesce_gap_bytes", &Config::shard_coalesce_gap_bytes),
       setting("shard_read_window_bytes", &Config::shard_read_window_bytes),
+      setting("max_chunk_bytes", &Config::max_chunk_bytes),
+      setting("max_request_bytes", &Config::max_request_bytes),
       setting("remote.concurrency", &Config::remote, &RemoteConfig::concurrency),
       setting("remote.event_loops", &Config::remote, &RemoteConfig::event_loops),
       setting("remote.connect_timeout_ms", &Config::remote, &RemoteConfig::connect_timeout),

@@ -69,6 +69,8 @@ _RANGES: dict[str, tuple[int, int]] = {
     "gpu.gds_threads": (1, 256),
     "gpu.gds_piece_bytes": (1, 1 << 30),
     "shard_read_window_bytes": (1, _INT_MAX),
+    "max_chunk_bytes": (1, _INT_MAX),
+    "max_request_bytes": (1, _INT_MAX),
 }
 # String settings with a fixed set of values.
 _CHOICES: dict[str, tuple[str, ...]] = {

@@ -1,9 +1,14 @@
 #include "zarrkit/config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "core/settings_env.h"
 #include "zarrkit/error.h"
@@ -12,6 +17,34 @@
 namespace zarrkit {
 namespace {
 thread_local const Config* t_scoped = nullptr;
+}
+
+std::uint64_t usable_memory_bytes() {
+  static const std::uint64_t bytes = [] {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page_size = ::sysconf(_SC_PAGE_SIZE);
+    // Without an answer, assume a small machine: limits then err on the side of refusing.
+    std::uint64_t memory = pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size)
+                                                      : std::uint64_t{8} << 30;
+    // A container's limit (cgroup v2) is what an allocation really runs into.
+    std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+    std::string line;
+    if (cgroup && std::getline(cgroup, line)) {
+      std::uint64_t limit = 0;
+      const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), limit);
+      if (ec == std::errc() && limit > 0) memory = std::min(memory, limit);
+    }
+    return memory;
+  }();
+  return bytes;
+}
+
+std::uint64_t default_max_chunk_bytes() {
+  return std::max<std::uint64_t>(std::min<std::uint64_t>(std::uint64_t{2} << 30, usable_memory_bytes() / 8), 64u << 20);
+}
+
+std::uint64_t default_max_request_bytes() {
+  return std::max(std::min<std::uint64_t>(std::uint64_t{8} << 30, usable_memory_bytes() / 4), default_max_chunk_bytes());
 }
 
 const Config& environment_config() {

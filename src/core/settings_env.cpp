@@ -109,6 +109,8 @@ Config config_from_environment(const EnvironmentLookup& environment) {
   const Reader env(environment);
   Config c;
   if (auto v = env.non_negative_integer("ZARRKIT_NUM_THREADS")) c.num_threads = to_size(*v);
+  if (auto v = env.positive_size("ZARRKIT_MAX_CHUNK_BYTES")) c.max_chunk_bytes = *v;
+  if (auto v = env.positive_size("ZARRKIT_MAX_REQUEST_BYTES")) c.max_request_bytes = *v;
 
   RemoteConfig& r = c.remote;
   if (auto v = env.non_negative_integer("ZARRKIT_HTTP_CONCURRENCY")) r.concurrency = to_size(std::max<std::uint64_t>(*v, 1));

@@ -41,6 +41,8 @@ struct Valid {
 TEST(SettingsEnvironment, EachVariableSetsItsSetting) {
   const std::vector<Valid> cases = {
       {"ZARRKIT_NUM_THREADS", "6", [](const Config& c) { return c.num_threads == 6; }},
+      {"ZARRKIT_MAX_CHUNK_BYTES", "4M", [](const Config& c) { return c.max_chunk_bytes == (4u << 20); }},
+      {"ZARRKIT_MAX_REQUEST_BYTES", "4096", [](const Config& c) { return c.max_request_bytes == 4096; }},
       {"ZARRKIT_HTTP_CONCURRENCY", "8", [](const Config& c) { return c.remote.concurrency == 8; }},
       {"ZARRKIT_HTTP_CONCURRENCY", "0", [](const Config& c) { return c.remote.concurrency == 1; }},
       {"ZARRKIT_HTTP_THREADS", "3", [](const Config& c) { return c.remote.event_loops == 3; }},
@@ -158,6 +160,18 @@ TEST(SettingsEnvironment, TheProcessEnvironmentIsReadThroughOneAccessor) {
   EXPECT_EQ(environment_variable("ZARRKIT_SETTINGS_TEST_VARIABLE"), "seen");
   ::unsetenv("ZARRKIT_SETTINGS_TEST_VARIABLE");
   EXPECT_EQ(environment_variable("ZARRKIT_SETTINGS_TEST_VARIABLE"), std::nullopt);
+}
+
+TEST(SettingsEnvironment, ResourceLimitsDefaultToAShareOfTheMachine) {
+  const Config c;
+  EXPECT_LE(c.max_chunk_bytes, std::uint64_t{2} << 30);
+  EXPECT_LE(c.max_request_bytes, std::uint64_t{8} << 30);
+  EXPECT_GE(c.max_chunk_bytes, std::uint64_t{64} << 20);
+  EXPECT_GE(c.max_request_bytes, c.max_chunk_bytes);
+  if (usable_memory_bytes() >= (std::uint64_t{1} << 30)) {
+    EXPECT_LE(c.max_chunk_bytes, usable_memory_bytes() / 8);
+    EXPECT_LE(c.max_request_bytes, usable_memory_bytes() / 4);
+  }
 }
 
 }  // namespace

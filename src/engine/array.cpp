@@ -7,7 +7,8 @@
 // it; the others whole (chunk_read.h for reads).
 #include "zarrkit/array.h"
 
-#include <charconv>
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 
@@ -22,6 +23,8 @@
 #include "engine/fetched_reads.h"
 #include "engine/indexer.h"
 #include "engine/node_io.h"
+#include "engine/read_limits.h"
+#include "engine/stored_chunks.h"
 #include "engine/task_copy.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/config.h"
@@ -39,35 +42,14 @@ void require_fixed_size(const DataType& dtype) {
   }
 }
 
-// Parses "c/0/12" or "0.12" back into chunk coordinates, the inverse of chunk_key(); used
-// to tell the chunks of an array from other keys under its path.
-bool is_chunk_key_of(const ArrayMetadata& m, const Shape& grid, std::string_view rel) {
-  const ChunkKeyEncoding& e = m.chunk_key_encoding;
-  std::string_view rest = rel;
-  if (e.kind == ChunkKeyEncoding::Kind::kDefault) {
-    if (!rest.starts_with('c')) return false;
-    rest.remove_prefix(1);
-    if (m.ndim() == 0) return rest.empty();
-    if (rest.empty() || rest.front() != e.separator) return false;
-    rest.remove_prefix(1);
-  } else if (m.ndim() == 0) {
-    return rest == "0";
-  }
-  std::vector<std::uint64_t> coords;
-  coords.reserve(m.ndim());
-  for (std::size_t axis = 0; axis < m.ndim(); ++axis) {
-    if (axis > 0) {
-      if (rest.empty() || rest.front() != e.separator) return false;
-      rest.remove_prefix(1);
-    }
-    std::uint64_t index = 0;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
-    if (ec != std::errc() || end == rest.data() || index >= grid[axis]) return false;
-    coords.push_back(index);
-    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
-  }
-  // Reject non-canonical spellings ("c/01") by encoding the coordinates again.
-  return rest.empty() && m.chunk_key(coords) == rel;
+// Runs task(0..n-1) on the shared pool with at most `at_once` of them running at a time.
+void run_at_most(std::size_t at_once, std::size_t n, const std::function<void(std::size_t)>& task) {
+  ThreadPool& pool = shared_thread_pool();
+  if (at_once >= pool.size() || at_once >= n) return pool.parallel_for(n, task);
+  std::atomic<std::size_t> next{0};
+  pool.parallel_for(at_once, [&](std::size_t) {
+    for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) task(i);
+  });
 }
 
 }  // namespace
@@ -193,10 +175,21 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
   // threads write to pages of their own where they can (output_faults.h).
   const std::size_t threads = shared_thread_pool().size();
   OutputFaults faults(out, threads);
+  const std::string context = fmt::format("array '{}' in {}", display_path(path_), store_->describe());
+  // Fewer chunks decode at once where the request's memory budget asks for it.
+  const std::size_t at_once =
+      plan.num_tasks() == 0 ? threads
+                            : chunks_decoded_at_once(decoded_unit_bytes(m.prepared_chain()), threads, current_config(),
+                                                     context, m.chunk_key(plan.task(0).chunk_coords));
+  // A sparse array's absent chunks are filled at once, not asked for one by one.
+  const std::optional<std::vector<std::uint64_t>> stored = stored_tasks_if_sparse(*store_, path_, m, plan);
+  if (stored) fill_strided(region.shape, region.data, region.byte_strides, m.fill_value.bytes());
+  auto plan_index = [&](std::size_t index) -> std::uint64_t { return stored ? (*stored)[index] : index; };
+  const std::size_t n = stored ? stored->size() : to_size(plan.num_tasks());
 
   auto read_task = [&](const ChunkReadRequest& request, std::size_t index) {
     ChunkTask task;
-    plan.task(index, task);
+    plan.task(plan_index(index), task);
     const std::string key = m.chunk_key(task.chunk_coords);
     try {
       if (partial != nullptr) {
@@ -221,19 +214,22 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     // (fetched_reads.h); a chunk read in part (a shard) reads its index and inner chunks itself.
     auto key_of = [&](std::size_t index) {
       ChunkTask task;
-      plan.task(index, task);
+      plan.task(plan_index(index), task);
       if (partial != nullptr && !task.covers_whole_chunk) return std::string();
       return join_key(path_, m.chunk_key(task.chunk_coords));
     };
-    const std::string context = fmt::format("array '{}' in {}", display_path(path_), store_->describe());
     faults.fault_all();  // fetched chunks are read in the order they arrive
-    return read_fetched_as_they_arrive(store_, m, region, to_size(plan.num_tasks()), context, key_of, read_task);
+    return read_fetched_as_they_arrive(store_, m, region, n, context, key_of, read_task);
   }
   ChunkReadRequest request(*store_, m, region);
   request.faults = &faults;
+  if (stored) {
+    // The stored chunks only, in order; the output is already filled (and faulted in).
+    request.faults = nullptr;
+    return run_at_most(at_once, n, [&](std::size_t i) { read_task(request, i); });
+  }
   const ReadOrder order = plan_read_order(plan, out, threads);
-  const std::size_t n = to_size(plan.num_tasks());
-  shared_thread_pool().parallel_for(n, [&](std::size_t i) { read_task(request, order.task(i, n)); });
+  run_at_most(at_once, n, [&](std::size_t i) { read_task(request, order.task(i, n)); });
 }
 
 void Array::write(const Selection& selection, const NDView& data) {
@@ -261,6 +257,13 @@ void Array::write(const Selection& selection, const NDView& data) {
   const PartialChunkCodec* const partial = chain.partial();
   const PartialIoSettings partial_settings = partial != nullptr ? PartialIoSettings::current() : PartialIoSettings{};
   const std::string store_name = store_->describe();  // names the write locks (key_locks.h)
+  // A large write of a sparse or new array would otherwise erase every absent chunk it
+  // leaves as the fill value, one by one: those known to be absent are left alone.
+  const std::optional<std::vector<std::uint64_t>> stored =
+      !write_empty_chunks && partial == nullptr ? stored_tasks_for_erase(*store_, path_, m, plan) : std::nullopt;
+  auto may_be_stored = [&](std::uint64_t index) {
+    return !stored || std::binary_search(stored->begin(), stored->end(), index);
+  };
 
   auto run = [&](std::size_t index) {
     ChunkTask task;
@@ -313,7 +316,7 @@ void Array::write(const Selection& selection, const NDView& data) {
       // zarr-python does not store chunks that hold only the fill value (and removes an
       // existing one), unless write_empty_chunks is set.
       if (!write_empty_chunks && all_equal_fill(chunk.buffer().view(), m.dtype, m.fill_value)) {
-        store_->erase(store_key);
+        if (may_be_stored(index)) store_->erase(store_key);
         return;
       }
       const Buffer encoded = chain.encode(chunk);
@@ -355,7 +358,7 @@ StorageInfo Array::storage_info() const {
   const std::size_t skip = path_.empty() ? 0 : path_.size() + 1;
   for (const std::string& key : store_->list(path_)) {
     if (key.size() <= skip) continue;
-    if (!is_chunk_key_of(m, grid, std::string_view(key).substr(skip))) continue;
+    if (!chunk_coords_of_key(m, grid, std::string_view(key).substr(skip))) continue;
     if (const auto size = store_->size(key)) {
       ++info.chunks_stored;
       info.bytes_stored += *size;

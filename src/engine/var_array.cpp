@@ -23,6 +23,7 @@
 #include "core/checked_math.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_chain.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -40,8 +41,8 @@ constexpr std::uint64_t kMaxTables = (std::uint64_t{1} << (64 - kIndexBits)) - 1
 constexpr std::uint64_t kVarBytesPerElement = std::uint64_t{64} << 10;
 constexpr std::uint64_t kVarChunkCeiling = std::uint64_t{1} << 30;
 
-SizeBound var_stage_bound(std::uint64_t input_size, std::uint64_t elements) {
-  const std::uint64_t limit = MetadataLimits{}.max_chunk_bytes;
+SizeBound var_stage_bound(std::uint64_t input_size, std::uint64_t elements, std::uint64_t max_chunk_bytes) {
+  const std::uint64_t limit = std::min(MetadataLimits{}.max_chunk_bytes, max_chunk_bytes);
   std::uint64_t from_input = try_mul(input_size, 64).value_or(limit);
   from_input = try_add(from_input, std::uint64_t{1} << 20).value_or(limit);
   const std::uint64_t from_elements = std::min(try_mul(elements, kVarBytesPerElement).value_or(limit), kVarChunkCeiling);
@@ -50,12 +51,29 @@ SizeBound var_stage_bound(std::uint64_t input_size, std::uint64_t elements) {
 
 // The tables behind element ids. add() runs while other chunks are being encoded, so the
 // list is guarded; a table is immutable once added.
+//
+// The elements a request decodes are bounded in sum, not only per chunk: a few small
+// compressed chunks may each claim a gigabyte of strings. The limits are the settings in
+// force on the thread that starts the request (the pool's workers never read them).
 class ElementTables {
  public:
-  // Registers `elements` and returns its table number (>= 1).
-  std::uint64_t add(std::shared_ptr<const std::vector<std::string>> elements) {
+  ElementTables() : max_chunk_bytes_(current_config().max_chunk_bytes), budget_(current_config().max_request_bytes) {}
+
+  std::uint64_t max_chunk_bytes() const { return max_chunk_bytes_; }
+
+  // Registers `elements` and returns its table number (>= 1). `counted`: decoded elements,
+  // whose memory counts against the request's budget (the caller's own data does not).
+  std::uint64_t add(std::shared_ptr<const std::vector<std::string>> elements, bool counted = true) {
+    const std::uint64_t bytes = counted ? held_bytes(*elements) : 0;
     std::unique_lock lock(mutex_);
     if (tables_.size() >= kMaxTables) fail_resource("too many chunks in one request of variable-length elements");
+    if (bytes > budget_ || held_ > budget_ - bytes) {
+      fail_resource("the variable-length elements decoded by one read would hold more than {} bytes "
+                    "(max_request_bytes, ZARRKIT_MAX_REQUEST_BYTES)",
+                    budget_);
+    }
+    held_ += bytes;
+    table_bytes_.push_back(bytes);
     tables_.push_back(std::move(elements));
     return tables_.size();
   }
@@ -90,12 +108,26 @@ class ElementTables {
   // Drops a table no id will name again (a decoded chunk, once re-encoded).
   void release(std::uint64_t table) {
     std::unique_lock lock(mutex_);
-    if (table >= 1 && table <= tables_.size()) tables_[table - 1].reset();
+    if (table >= 1 && table <= tables_.size() && tables_[table - 1]) {
+      tables_[table - 1].reset();
+      held_ -= table_bytes_[table - 1];
+    }
   }
 
  private:
+  // What a table of elements keeps in memory: their bytes and a string object each.
+  static std::uint64_t held_bytes(const std::vector<std::string>& elements) {
+    std::uint64_t bytes = elements.size() * sizeof(std::string);
+    for (const std::string& element : elements) bytes += element.size();
+    return bytes;
+  }
+
   mutable std::shared_mutex mutex_;
   std::vector<std::shared_ptr<const std::vector<std::string>>> tables_;
+  std::vector<std::uint64_t> table_bytes_;  // what each table counts against the budget
+  std::uint64_t max_chunk_bytes_;
+  std::uint64_t budget_;
+  std::uint64_t held_ = 0;
 };
 
 std::string fill_string(const ArrayMetadata& m) { return std::string(as_chars(m.fill_value.bytes())); }
@@ -136,7 +168,7 @@ class VarElementProxy final : public ArrayToBytesCodec {
     Buffer owned;
     ByteView bytes = encoded;
     for (std::size_t i = bb_.size(); i-- > 0;) {
-      const SizeBound bound = var_stage_bound(bytes.size(), checked_num_elements(spec.shape));
+      const SizeBound bound = var_stage_bound(bytes.size(), checked_num_elements(spec.shape), tables_->max_chunk_bytes());
       Buffer decoded = bb_[i]->decode(bytes, bound, real);
       if (decoded.size() > bound.bytes) {
         fail_data_loss("codec '{}' decoded {} bytes, more than the {} allowed", bb_[i]->name(), decoded.size(),
@@ -247,7 +279,7 @@ void write_elements(const ArrayMetadata& m, const std::string& path, const VarND
   auto tables = std::make_shared<ElementTables>();
   // The caller's elements are table 1, borrowed (they outlive the write) rather than copied.
   const std::uint64_t input_table =
-      tables->add(std::shared_ptr<const std::vector<std::string>>(&data.elements(), [](const void*) {}));
+      tables->add(std::shared_ptr<const std::vector<std::string>>(&data.elements(), [](const void*) {}), false);
   IdMetadata ids_metadata = id_metadata(m, tables, input_table);
   NDBuffer ids = NDBuffer::allocate(data.shape(), DataType::uint_(64));
   auto* id_data = reinterpret_cast<std::uint64_t*>(ids.data());

@@ -17,6 +17,7 @@
 #include <optional>
 #include <utility>
 
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -195,6 +196,7 @@ std::shared_ptr<ZipStore> ZipStore::open(fs::path path, ZipStoreOptions options)
 
 ZipStore::ZipStore(fs::path path, ZipStoreOptions options)
     : options_(std::move(options)), uncaught_at_open_(std::uncaught_exceptions()) {
+  if (options_.max_member_bytes == 0) options_.max_member_bytes = current_config().max_chunk_bytes;
   std::error_code ec;
   path_ = fs::absolute(path, ec).lexically_normal();
   if (ec) fail_io("cannot open the zip store \"{}\": {}", path.string(), ec.message());
@@ -381,8 +383,9 @@ Buffer ZipStore::read_entry(std::string_view key, const Entry& entry, std::uint6
                             const BufferPrototype& prototype) {
   const std::string what = fmt::format("zip store {}: reading \"{}\"", describe(), key);
   if (end - begin > options_.max_member_bytes) {
-    fail_resource("{}: {} bytes asked for, more than the limit of {} (max_member_bytes)", what, end - begin,
-                  options_.max_member_bytes);
+    fail_resource("{}: {} bytes asked for (the member declares {}), more than the limit of {} (max_member_bytes; "
+                  "by default the max_chunk_bytes setting, ZARRKIT_MAX_CHUNK_BYTES)",
+                  what, end - begin, entry.size, options_.max_member_bytes);
   }
   Buffer out = prototype.allocate(static_cast<std::size_t>(end - begin));
   if (entry.pending) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "stores/testing/temp_dir.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -375,6 +376,21 @@ TEST_F(BadArchive, DeclaredSizesAboveTheLimitAreRefused) {
   auto store = ZipStore::open(path, o);
   EXPECT_THROW(store->get("aa/deflated"), ResourceExhaustedError);
   EXPECT_EQ(read_string(*store, "zarr.json"), "{}");  // the others still read
+}
+
+TEST_F(BadArchive, TheMemberLimitFollowsTheChunkSettingAndHoldsBeforeInflating) {
+  deflate_member();  // inflates to 1 MiB
+  spit(path, good);
+  const ScopedConfig limit([](Config& c) { c.max_chunk_bytes = 4096; });
+  auto store = ZipStore::open(path);
+  try {
+    store->get("aa/deflated");
+    ADD_FAILURE() << "no error";
+  } catch (const ResourceExhaustedError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_chunk_bytes"), std::string::npos) << e.what();
+  }
+  // A range within the limit still reads.
+  EXPECT_EQ(store->get("aa/deflated", BufferPrototype::host(), ByteRange::range(0, 100))->size(), 100u);
 }
 
 TEST_F(BadArchive, MembersLargerOrSmallerThanDeclared) {

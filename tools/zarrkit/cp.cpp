@@ -1,12 +1,17 @@
 // `zarrkit cp SRC DST [write options]`: copies an array or a whole hierarchy, converting
 // between Zarr v2 and v3, re-chunking and re-compressing. Data moves in blocks aligned to
 // the destination chunks (see blocks.h), so memory stays bounded whatever the array size.
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <unordered_set>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "core/checked_math.h"
+#include "engine/stored_chunks.h"
 #include "zarrkit/app.h"
 #include "zarrkit/blocks.h"
 #include "zarrkit/codec_registry.h"
@@ -29,6 +34,44 @@ struct CopyOptions {
   bool consolidate = false;
 };
 
+// The C-order numbers of the blocks of `block_shape` that hold at least one stored chunk of
+// `source`, from one listing of its keys; nullopt where the store cannot list. A block
+// outside this set reads as the fill value only.
+std::optional<std::unordered_set<std::uint64_t>> blocks_with_stored_chunks(const Array& source, const Shape& block_shape) {
+  Store& store = *source.store();
+  if (!store.capabilities().listable) return std::nullopt;
+  const ArrayMetadata& m = source.metadata();
+  const Shape grid = m.chunk_grid_shape();
+  const std::size_t skip = source.path().empty() ? 0 : source.path().size() + 1;
+  std::unordered_set<std::uint64_t> blocks;
+  std::vector<std::uint64_t> first(m.ndim()), last(m.ndim()), index(m.ndim());
+  for (const std::string& key : store.list(source.path())) {
+    if (key.size() <= skip || (skip > 0 && key[skip - 1] != '/')) continue;
+    const auto coords = chunk_coords_of_key(m, grid, std::string_view(key).substr(skip));
+    if (!coords) continue;
+    // The blocks the chunk overlaps: a range per axis (one or two blocks, usually).
+    for (std::size_t a = 0; a < m.ndim(); ++a) {
+      const std::uint64_t begin = (*coords)[a] * m.chunk_shape[a];
+      const std::uint64_t end = std::min(begin + m.chunk_shape[a], m.shape[a]);
+      first[a] = index[a] = begin / block_shape[a];
+      last[a] = (end - 1) / block_shape[a];
+    }
+    while (true) {
+      std::uint64_t number = 0;
+      for (std::size_t a = 0; a < m.ndim(); ++a) number = number * ceil_div(m.shape[a], block_shape[a]) + index[a];
+      blocks.insert(number);
+      std::size_t a = m.ndim();
+      while (a > 0 && index[a - 1] == last[a - 1]) {
+        index[a - 1] = first[a - 1];
+        --a;
+      }
+      if (a == 0) break;
+      ++index[a - 1];
+    }
+  }
+  return blocks;
+}
+
 void copy_array(const Array& source, const StoreLocation& dest, const WriteOptions& o, const std::string& label) {
   const ArraySpec spec = copy_spec(source.metadata(), o);
   const ArrayMetadata metadata = make_array_metadata(spec, CodecRegistry::builtin());
@@ -38,7 +81,20 @@ void copy_array(const Array& source, const StoreLocation& dest, const WriteOptio
                                        metadata.dtype.size());
   const bool variable_length = metadata.dtype.is_variable_length();  // strings: no byte count
   Progress progress(label, metadata.num_chunks(), variable_length ? 0 : checked_nbytes(metadata.shape, metadata.dtype));
+  // A sparse source copies in proportion to what it stores: blocks without a stored chunk
+  // read as the fill value, which the new array (no chunks yet) already reads as, so they are
+  // skipped, where the fill value and type are kept and fill chunks are not to be written.
+  const ArrayMetadata& from = source.metadata();
+  const bool fill_kept = from.dtype == metadata.dtype && from.fill_value.bytes().size() == metadata.fill_value.bytes().size() &&
+                         std::equal(from.fill_value.bytes().begin(), from.fill_value.bytes().end(),
+                                    metadata.fill_value.bytes().begin());
+  const auto stored_blocks =
+      fill_kept && !current_config().write_empty_chunks ? blocks_with_stored_chunks(source, block) : std::nullopt;
+  std::uint64_t block_number = 0;
   for_each_block(metadata.shape, block, [&](const Block& b) {
+    if (stored_blocks && !stored_blocks->contains(block_number++)) {
+      return progress.advance(chunks_in_region(b.extent, metadata.chunk_shape), variable_length ? 0 : checked_nbytes(b.extent, metadata.dtype));
+    }
     if (variable_length) {
       target.write_var(b.selection, source.read_var(b.selection));
       return progress.advance(chunks_in_region(b.extent, metadata.chunk_shape), 0);

@@ -28,7 +28,8 @@
 // Bad archives: a file that is not a zip, a truncated one or an inconsistent central
 // directory is DataLossError when opened; a member whose name is not a safe key (".."
 // segments, a leading '/', a backslash, NUL) is DataLossError when opened; a member whose
-// declared size exceeds `max_member_bytes` is ResourceExhaustedError when read; a member
+// declared size exceeds `max_member_bytes` is ResourceExhaustedError when read whole (a range
+// within the limit may still be read), before anything is inflated; a member
 // whose bytes do not match its declared size or CRC-32 is DataLossError; encrypted members
 // and compression methods libzip lacks are UnsupportedError.
 //
@@ -56,8 +57,10 @@ struct ZipStoreOptions {
   // default, as in zarr-python: chunks are compressed already, and stored members can be
   // read in part.
   bool deflate_new_members = false;
-  // A member whose declared uncompressed size is larger is refused when read (zip bombs).
-  std::uint64_t max_member_bytes = std::uint64_t{4} << 30;
+  // More than this many bytes of a member are refused in one read, judged by the member's
+  // declared uncompressed size before anything is inflated (zip bombs); 0: the
+  // max_chunk_bytes setting (config.h) in force when the store is opened.
+  std::uint64_t max_member_bytes = 0;
   // Writable only: on open, delete the temporary archives that killed writers left beside
   // the archive (libzip names them after it: a dot and six random letters or digits): at
   // once when no writer of this host is writing an archive in that directory (they hold a
