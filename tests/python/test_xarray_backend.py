@@ -1,0 +1,136 @@
+"""xr.open_dataset(path, engine="zarrkit") against engine="zarr" on datasets xarray wrote
+(Zarr v2 and v3, consolidated or not, with groups): the same variables, coordinates,
+attributes and values, lazily indexed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+xr = pytest.importorskip("xarray")
+pytest.importorskip("zarr")
+
+from zarrkit.xarray_backend import ZarrkitBackendEntrypoint  # noqa: E402
+
+ENGINE = ZarrkitBackendEntrypoint
+
+# engine="zarr" on stores without consolidated metadata, and zarr-python on v3's consolidated
+# metadata, warn; the warnings are theirs.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Failed to open Zarr store with consolidated metadata"),
+    pytest.mark.filterwarnings("ignore:Consolidated metadata is currently not part"),
+]
+
+
+def dataset() -> xr.Dataset:
+    rng = np.random.default_rng(3)
+    temperature = rng.standard_normal((6, 20, 30)).astype("f4")
+    temperature[0, 0, :5] = np.nan
+    counts = rng.integers(0, 1000, (20, 30)).astype("i4")
+    packed = np.round(rng.uniform(270, 300, (6, 20)), 2)
+    ds = xr.Dataset(
+        {
+            "temperature": (("time", "y", "x"), temperature, {"units": "K", "long_name": "air temperature"}),
+            "counts": (("y", "x"), counts, {"note": "no fill value"}),
+            "packed": (("time", "y"), packed),
+            "station": (("y",), np.array([f"s{i}" for i in range(20)], dtype=object)),
+        },
+        coords={
+            "time": pd.date_range("2026-01-01", periods=6, freq="D"),
+            "y": np.arange(20) * 0.5,
+            "x": np.linspace(-10, 10, 30),
+        },
+        attrs={"title": "a test dataset", "version": 3},
+    )
+    ds["packed"].encoding.update({"dtype": "int16", "scale_factor": 0.01, "add_offset": 285.0, "_FillValue": -9999})
+    ds["temperature"].encoding.update({"chunks": (2, 10, 15)})
+    return ds
+
+
+@pytest.fixture(params=[(2, True), (2, False), (3, True), (3, False)], ids=["v2-consolidated", "v2", "v3-consolidated", "v3"])
+def written(request, tmp_path):
+    zarr_format, consolidated = request.param
+    path = tmp_path / "data.zarr"
+    ds = dataset()
+    ds.to_zarr(path, zarr_format=zarr_format, consolidated=consolidated)
+    return path, ds
+
+
+def test_open_dataset_equals_the_zarr_engine(written):
+    path, _ = written
+    ours = xr.open_dataset(path, engine=ENGINE)
+    theirs = xr.open_dataset(path, engine="zarr")
+    xr.testing.assert_identical(ours, theirs)
+    assert set(ours.data_vars) == {"temperature", "counts", "packed", "station"}
+    assert ours["temperature"].encoding["chunks"] == (2, 10, 15)
+    assert ours["temperature"].encoding["preferred_chunks"] == {"time": 2, "y": 10, "x": 15}
+
+
+def test_without_cf_decoding_equals_the_zarr_engine(written):
+    path, _ = written
+    ours = xr.open_dataset(path, engine=ENGINE, mask_and_scale=False, decode_times=False)
+    theirs = xr.open_dataset(path, engine="zarr", mask_and_scale=False, decode_times=False)
+    xr.testing.assert_identical(ours, theirs)
+    assert ours["packed"].dtype == np.int16
+
+
+def test_values_are_read_lazily_by_every_kind_of_selection(written):
+    path, ds = written
+    ours = xr.open_dataset(path, engine=ENGINE)
+    theirs = xr.open_dataset(path, engine="zarr")
+    assert not ours["temperature"].variable._in_memory
+    selections = [
+        dict(time=1),
+        dict(time=slice(1, 5, 2), x=slice(3, 20)),
+        dict(y=[0, 4, 19], x=[1, 2, 29]),  # orthogonal
+        dict(y=xr.DataArray([0, 4, 19], dims="p"), x=xr.DataArray([1, 2, 29], dims="p")),  # vectorized
+    ]
+    for sel in selections:
+        xr.testing.assert_identical(ours["temperature"].isel(sel).load(), theirs["temperature"].isel(sel).load())
+        xr.testing.assert_identical(ours["packed"].isel({k: v for k, v in sel.items() if k != "x"}).load(),
+                                    theirs["packed"].isel({k: v for k, v in sel.items() if k != "x"}).load())
+    np.testing.assert_array_equal(ours["counts"].values, ds["counts"].values)
+
+
+def test_chunks_give_dask_variables(written):
+    pytest.importorskip("dask")
+    path, _ = written
+    ours = xr.open_dataset(path, engine=ENGINE, chunks={})
+    assert ours["temperature"].chunks == ((2, 2, 2), (10, 10), (15, 15))
+    xr.testing.assert_identical(ours.load(), xr.open_dataset(path, engine="zarr").load())
+
+
+def test_groups_and_datatree(tmp_path):
+    path = tmp_path / "tree.zarr"
+    root = xr.Dataset({"a": (("x",), np.arange(4.0))}, attrs={"level": "root"})
+    child = xr.Dataset({"b": (("y",), np.arange(3, dtype="i8"))}, attrs={"level": "child"})
+    grandchild = xr.Dataset({"c": (("z",), np.ones(2, dtype="f4"))})
+    tree = xr.DataTree.from_dict({"/": root, "/child": child, "/child/grandchild": grandchild})
+    tree.to_zarr(path, zarr_format=3)
+    xr.testing.assert_identical(xr.open_dataset(path, engine=ENGINE, group="child"),
+                                xr.open_dataset(path, engine="zarr", group="child"))
+    ours, theirs = xr.open_datatree(path, engine=ENGINE), xr.open_datatree(path, engine="zarr")
+    xr.testing.assert_identical(ours, theirs)
+    sub_ours = xr.open_datatree(path, engine=ENGINE, group="child")
+    xr.testing.assert_identical(sub_ours, xr.open_datatree(path, engine="zarr", group="child"))
+
+
+def test_an_array_without_dimension_names_is_a_clear_error(tmp_path):
+    import zarrkit
+
+    path = tmp_path / "plain.zarr"
+    group = zarrkit.open_group(str(path), mode="w")
+    group.create_array("nameless", shape=(3,), dtype="f4")
+    with pytest.raises(KeyError, match="nameless"):
+        xr.open_dataset(path, engine=ENGINE)
+
+
+def test_the_engine_is_registered_by_name():
+    from importlib.metadata import entry_points
+
+    names = {e.name: e.value for e in entry_points(group="xarray.backends")}
+    if "zarrkit" not in names:
+        pytest.skip("the package's metadata predates the entry point (reinstall the package)")
+    assert names["zarrkit"] == "zarrkit.xarray_backend:ZarrkitBackendEntrypoint"
+    assert "zarrkit" in xr.backends.list_engines()
