@@ -33,11 +33,16 @@ std::optional<NodeInfo> probe_node(Store& store, std::string_view path);
 // it answers members(), walk(), open_group() and open_array() from that document, without
 // reading the store (a node it does not list is still looked up in the store). It is a
 // snapshot: nodes created or changed later are not in it until the group is consolidated again.
+// Whether Group::open uses consolidated metadata (zarr-python's use_consolidated=None, True,
+// False): where present, required (NotFoundError without it), or never (the store is read).
+enum class ConsolidatedUse { kIfPresent, kRequire, kIgnore };
+
 class Group {
  public:
   // Reads the group's metadata: zarr.json (v3, with any inline consolidated metadata), else
   // .zmetadata (v2 consolidated: .zgroup and .zattrs come from it), else .zgroup and .zattrs.
-  static Group open(std::shared_ptr<Store> store, std::string_view path = "");
+  static Group open(std::shared_ptr<Store> store, std::string_view path = "",
+                    ConsolidatedUse consolidated = ConsolidatedUse::kIfPresent);
   // Creates the group (and its missing ancestors). An existing group of this format is
   // kept as it is (and `attributes` ignored) unless `overwrite`, which removes the node and
   // everything below it first; an existing array there is an error unless `overwrite`.

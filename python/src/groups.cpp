@@ -1,4 +1,5 @@
 // zarrkit::Group for Python: open/create, members, walks, attributes.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -56,12 +57,26 @@ void bind_groups(nb::module_& m) {
            "Every node below, depth first, as (name, path, kind, zarr_format).");
 
   m.def("open_group",
+        [](const StoreHandle& store, const std::string& path, std::optional<bool> use_consolidated) {
+          const ConsolidatedUse use = !use_consolidated ? ConsolidatedUse::kIfPresent
+                                      : *use_consolidated ? ConsolidatedUse::kRequire
+                                                          : ConsolidatedUse::kIgnore;
+          nb::gil_scoped_release release;
+          SettingsScope settings;
+          return Group::open(store.store, path, use);
+        },
+        nb::arg("store"), nb::arg("path") = "", nb::arg("use_consolidated").none() = nb::none(),
+        "Opens the group at path. use_consolidated: None uses consolidated metadata where present, "
+        "True requires it, False reads the store.");
+  m.def("consolidate_metadata",
         [](const StoreHandle& store, const std::string& path) {
           nb::gil_scoped_release release;
           SettingsScope settings;
-          return Group::open(store.store, path);
+          return consolidate_metadata(store.store, path);
         },
-        nb::arg("store"), nb::arg("path") = "");
+        nb::arg("store"), nb::arg("path") = "",
+        "Stores the metadata of every node below the group consolidated (v3 inline in zarr.json, v2 .zmetadata) "
+        "and returns the group, opened with it.");
   m.def("create_group",
         [](const StoreHandle& store, const std::string& path, int zarr_format, const std::string& attributes,
            bool overwrite) {

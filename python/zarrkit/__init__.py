@@ -21,7 +21,17 @@ from __future__ import annotations
 from zarrkit import config, errors, storage
 from zarrkit._batch import decode_chunks, read_chunks
 from zarrkit._multi_device import read_devices, split_selection, to_dask, write_devices
-from zarrkit.api import array, create_array, create_group, group, open, open_array, open_group
+from zarrkit.api import (
+    array,
+    consolidate_metadata,
+    create_array,
+    create_group,
+    group,
+    open,
+    open_array,
+    open_consolidated,
+    open_group,
+)
 from zarrkit.array import Array, ArrayInfo
 from zarrkit.group import Group
 
@@ -34,6 +44,7 @@ __all__ = [
     "__version__",
     "array",
     "config",
+    "consolidate_metadata",
     "create_array",
     "create_group",
     "decode_chunks",
@@ -41,6 +52,7 @@ __all__ = [
     "group",
     "open",
     "open_array",
+    "open_consolidated",
     "open_group",
     "read_chunks",
     "read_devices",

@@ -278,7 +278,15 @@ class Group:
     def walk(self) -> list:
         """Every node below, depth first, as (name, path, kind, zarr_format)."""
 
-def open_group(store: Store, path: str = '') -> Group: ...
+def open_group(store: Store, path: str = '', use_consolidated: bool | None = None) -> Group:
+    """
+    Opens the group at path. use_consolidated: None uses consolidated metadata where present, True requires it, False reads the store.
+    """
+
+def consolidate_metadata(store: Store, path: str = '') -> Group:
+    """
+    Stores the metadata of every node below the group consolidated (v3 inline in zarr.json, v2 .zmetadata) and returns the group, opened with it.
+    """
 
 def create_group(store: Store, path: str, zarr_format: int, attributes_json: str, overwrite: bool) -> Group: ...
 

@@ -86,7 +86,8 @@ def open(  # noqa: A001 - the name zarr-python uses
     assert found is not None
     if found[0] == "array":
         return open_array(resolved, mode=mode, path=node_path, zarr_format=zarr_format)
-    return open_group(resolved, mode=mode, path=node_path, zarr_format=zarr_format)
+    return open_group(resolved, mode=mode, path=node_path, zarr_format=zarr_format,
+                      use_consolidated=kwargs.get("use_consolidated"))
 
 
 def open_array(
@@ -139,12 +140,15 @@ def open_group(
     path: str | None = None,
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
+    use_consolidated: bool | None = None,
     **kwargs: Any,
 ) -> Group:
     """Opens a group; in modes ``"a"``, ``"w"`` and ``"w-"`` a missing one is created
-    (with ``attributes``)."""
+    (with ``attributes``). ``use_consolidated`` as in zarr-python: ``None`` uses consolidated
+    metadata where the group has it, ``True`` requires it (``NotFoundError`` without),
+    ``False`` reads every node's metadata from the store."""
     _check_mode(mode)
-    unknown = set(kwargs) - {"cache_attrs", "synchronizer", "chunk_store", "storage_options", "meta_array", "use_consolidated"}
+    unknown = set(kwargs) - {"cache_attrs", "synchronizer", "chunk_store", "storage_options", "meta_array"}
     if unknown:
         raise TypeError(f"open_group() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     resolved, node_path = resolve(store, path, mode=mode)
@@ -158,7 +162,28 @@ def open_group(
     if found[0] != "group":
         raise NotFoundError(f"'{node_path}' in {resolved.describe()} is an array, not a group")
     _check_format(found, zarr_format, resolved, node_path)
-    return Group(_zarrkit.open_group(resolved._handle, node_path), resolved, read_only=mode == "r")
+    return Group(_zarrkit.open_group(resolved._handle, node_path, use_consolidated), resolved, read_only=mode == "r")
+
+
+def open_consolidated(store: StoreLike | None = None, *, mode: AccessMode = "a", path: str | None = None,
+                      **kwargs: Any) -> Group:
+    """zarr-python's ``open_consolidated``: :func:`open_group` with ``use_consolidated=True``."""
+    return open_group(store, mode=mode, path=path, use_consolidated=True, **kwargs)
+
+
+def consolidate_metadata(store: StoreLike, path: str | None = None, zarr_format: int | None = None) -> Group:
+    """zarr-python's ``consolidate_metadata``: stores the metadata of every node below the
+    group at ``store``/``path`` with the group (Zarr v3: inline in its ``zarr.json``; v2: a
+    ``.zmetadata`` beside ``.zgroup``), so that opening the hierarchy reads one document.
+    Returns the group, opened with it."""
+    resolved, node_path = resolve(store, path, mode="r+")
+    found = _probe(resolved, node_path)
+    if found is None:
+        raise _not_found(resolved, node_path, "group")
+    if found[0] != "group":
+        raise NotFoundError(f"'{node_path}' in {resolved.describe()} is an array, not a group")
+    _check_format(found, zarr_format, resolved, node_path)
+    return Group(_zarrkit.consolidate_metadata(resolved._handle, node_path), resolved, read_only=False)
 
 
 # ---- Creating --------------------------------------------------------------------------------

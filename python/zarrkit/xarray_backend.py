@@ -5,6 +5,9 @@
 >>> ds = xr.open_dataset("data.zarr", engine="zarrkit", chunks={})  # Dask, one task per chunk
 >>> tree = xr.open_datatree("data.zarr", engine="zarrkit")
 
+``consolidated=`` as with ``engine="zarr"``: ``None`` uses consolidated metadata where
+present, ``True`` requires it, ``False`` reads the store.
+
 Variables, dimensions and attributes come out as with ``engine="zarr"`` (the same
 conventions: ``dimension_names`` in Zarr v3, the ``_ARRAY_DIMENSIONS`` attribute in v2, the
 array's fill value read as the CF ``_FillValue`` of v2 data), and xarray's CF decoding
@@ -140,9 +143,9 @@ def _decode_fill_value(value: Any, dtype: np.dtype) -> Any:
     return FillValueCoder.decode(value, dtype)
 
 
-def _open_group(filename_or_obj: Any, group: str | None) -> Any:
+def _open_group(filename_or_obj: Any, group: str | None, consolidated: bool | None = None) -> Any:
     path = os.fspath(filename_or_obj) if isinstance(filename_or_obj, os.PathLike) else filename_or_obj
-    return zarrkit.open_group(path, mode="r", path=group.strip("/") if group else None)
+    return zarrkit.open_group(path, mode="r", path=group.strip("/") if group else None, use_consolidated=consolidated)
 
 
 class ZarrkitBackendEntrypoint(BackendEntrypoint):
@@ -153,7 +156,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
     supports_groups = True
     open_dataset_parameters = (
         "filename_or_obj", "mask_and_scale", "decode_times", "concat_characters", "decode_coords",
-        "drop_variables", "use_cftime", "decode_timedelta", "group", "use_zarr_fill_value_as_mask",
+        "drop_variables", "use_cftime", "decode_timedelta", "group", "consolidated", "use_zarr_fill_value_as_mask",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -173,9 +176,10 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         use_cftime: bool | None = None,
         decode_timedelta: bool | None = None,
         group: str | None = None,
+        consolidated: bool | None = None,
         use_zarr_fill_value_as_mask: bool | None = None,
     ) -> Any:
-        store = ZarrkitDataStore(_open_group(filename_or_obj, group),
+        store = ZarrkitDataStore(_open_group(filename_or_obj, group, consolidated),
                                  use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
         return StoreBackendEntrypoint().open_dataset(
             store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
@@ -185,7 +189,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
 
     def open_groups_as_dict(self, filename_or_obj: Any, *, group: str | None = None, **kwargs: Any) -> dict[str, Any]:
         # Named as engine="zarr" names them: "/" and "/a/b", or relative to `group` ("." and "a/b").
-        root = _open_group(filename_or_obj, group)
+        root = _open_group(filename_or_obj, group, kwargs.pop("consolidated", None))
         fill_as_mask = kwargs.pop("use_zarr_fill_value_as_mask", None)
         nodes = [("", root)] + [(name, node) for name, node in root.members(max_depth=None)
                                 if isinstance(node, zarrkit.Group)]

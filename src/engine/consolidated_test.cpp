@@ -2,6 +2,7 @@
 // opened with it reads nothing more from the store, and malformed documents.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "engine/consolidated.h"
@@ -157,6 +158,27 @@ TEST(Consolidated, WithoutItGroupsReadTheStoreAndNodesMissingFromItAreStillFound
   EXPECT_EQ(root.open_group("later").path(), "later");
   root.consolidate();
   EXPECT_EQ(paths_of(Group::open(memory).members()), (std::vector<std::string>{"a", "g", "later"}));
+}
+
+// use_consolidated as in zarr-python: None (where present), True (required), False (ignored:
+// the store is read, .zmetadata included for v2's own attributes).
+TEST(Consolidated, OpeningCanRequireOrIgnoreIt) {
+  for (int format : {3, 2}) {
+    auto memory = MemoryStore::create();
+    make_hierarchy(memory, format);
+    EXPECT_THROW(Group::open(memory, "", ConsolidatedUse::kRequire), NotFoundError) << "format " << format;
+    consolidate_metadata(memory);
+    Group::open(memory).create_group("later");  // not in the snapshot
+    EXPECT_TRUE(Group::open(memory, "", ConsolidatedUse::kRequire).has_consolidated_metadata());
+    auto counting = std::make_shared<GetCountingStore>(memory);
+    Group ignoring = Group::open(counting, "", ConsolidatedUse::kIgnore);
+    EXPECT_FALSE(ignoring.has_consolidated_metadata());
+    const auto opened = counting->take();
+    EXPECT_EQ(std::count(opened.begin(), opened.end(), ".zmetadata"), 0) << "format " << format;
+    EXPECT_EQ(ignoring.attributes(), (json{{"title", "t"}}));
+    EXPECT_EQ(paths_of(ignoring.members()), (std::vector<std::string>{"a", "g", "later"}));
+    EXPECT_EQ(paths_of(Group::open(memory).members()), (std::vector<std::string>{"a", "g"}));
+  }
 }
 
 TEST(Consolidated, V2AttributesStayInStepWithZmetadata) {

@@ -21,7 +21,9 @@ std::string group_context(std::string_view path, Store& store) {
 }
 
 // The group of `zarr_format` at `path`, or nullopt if there is none of that format.
-std::optional<GroupMetadata> read_group_metadata(Store& store, const std::string& path, int zarr_format) {
+// With `use_zmetadata` false a v2 group is read from .zgroup and .zattrs alone.
+std::optional<GroupMetadata> read_group_metadata(Store& store, const std::string& path, int zarr_format,
+                                                 bool use_zmetadata = true) {
   if (zarr_format == 3) {
     auto doc = read_json(store, join_key(path, kZarrJson));
     if (!doc) return std::nullopt;
@@ -31,7 +33,7 @@ std::optional<GroupMetadata> read_group_metadata(Store& store, const std::string
     return parse_group_metadata_v3(*doc);
   }
   // Consolidated: .zmetadata holds the group's own .zgroup and .zattrs too (one get).
-  if (auto zmetadata = read_zmetadata(store, path)) {
+  if (auto zmetadata = use_zmetadata ? read_zmetadata(store, path) : std::nullopt) {
     const nlohmann::json& entries = zmetadata->at("metadata");
     if (const auto zgroup = entries.find(kZgroup); zgroup != entries.end()) {
       const auto zattrs = entries.find(kZattrs);
@@ -71,12 +73,17 @@ Group::Group(std::shared_ptr<Store> store, std::string path, GroupMetadata metad
       metadata_(std::move(metadata)),
       consolidated_(std::move(consolidated)) {}
 
-Group Group::open(std::shared_ptr<Store> store, std::string_view path_in) {
+Group Group::open(std::shared_ptr<Store> store, std::string_view path_in, ConsolidatedUse use) {
   if (!store) fail_invalid("Group::open: no store given");
   const std::string path = normalize_node_path(path_in);
   try {
     for (int format : {3, 2}) {  // v3 wins when both exist
-      if (auto m = read_group_metadata(*store, path, format)) {
+      if (auto m = read_group_metadata(*store, path, format, use != ConsolidatedUse::kIgnore)) {
+        if (use == ConsolidatedUse::kIgnore) m->consolidated.reset();
+        if (use == ConsolidatedUse::kRequire && !m->consolidated) {
+          fail_not_found("consolidated metadata was required but the group has none ({})",
+                         format == 3 ? "no consolidated_metadata in zarr.json" : "no .zmetadata");
+        }
         auto consolidated = consolidated_index(*m);
         return Group(store, path, std::move(*m), std::move(consolidated));
       }

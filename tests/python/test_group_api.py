@@ -95,6 +95,29 @@ def test_open_inside_hierarchy_by_path(tmp_path):
     assert b == a
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_consolidate_metadata_and_use_consolidated(tmp_path, zarr_format):
+    path = str(tmp_path / "h.zarr")
+    root = zarrkit.create_group(path, zarr_format=zarr_format, attributes={"title": "t"})
+    root.create_group("sub").create_array("x", shape=(3,), dtype="i2")
+    with pytest.raises(NotFoundError, match="consolidated metadata was required"):
+        zarrkit.open_group(path, mode="r", use_consolidated=True)
+    consolidated = zarrkit.consolidate_metadata(path)
+    assert consolidated.attrs["title"] == "t"
+    zarrkit.open_group(path, mode="a").create_group("later")  # not in the snapshot
+    assert zarrkit.open_group(path, mode="r").keys() == ["sub"]  # None: where present
+    assert zarrkit.open_consolidated(path, mode="r").keys() == ["sub"]
+    assert zarrkit.open(path, mode="r", use_consolidated=True).keys() == ["sub"]
+    assert zarrkit.open_group(path, mode="r", use_consolidated=False).keys() == ["later", "sub"]
+    zarrkit.consolidate_metadata(path)
+    assert zarrkit.open_group(path, mode="r", use_consolidated=True).keys() == ["later", "sub"]
+    # zarr-python reads what zarrkit consolidated
+    zarr = pytest.importorskip("zarr")
+    assert sorted(zarr.open_consolidated(path, mode="r").group_keys()) == ["later", "sub"]
+    with pytest.raises(NotFoundError, match="array, not a group"):
+        zarrkit.consolidate_metadata(path, path="sub/x")
+
+
 def test_memory_url_and_default_store():
     a = zarrkit.create_array("memory://", shape=(3,), dtype="u1")
     assert isinstance(a.store, zarrkit.storage.MemoryStore)

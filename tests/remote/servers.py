@@ -66,7 +66,8 @@ def stop(process):
 
 
 class MotoServer:
-    """moto in server mode: an S3 endpoint at self.url."""
+    """moto in server mode: an S3 endpoint at self.url (moto_server.py: conditional writes
+    atomic, as S3's are)."""
 
     def __init__(self, workdir):
         self.port = free_port()
@@ -76,7 +77,7 @@ class MotoServer:
         env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                [sys.executable, str(Path(__file__).with_name("moto_server.py")), "127.0.0.1", str(self.port)],
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir,
                 preexec_fn=_die_with_parent)
         try:
