@@ -6,7 +6,11 @@ time a whole write takes, and reads every array back: each must be whole and old
 new location: absent or new), never torn, partial or unreadable. Then the next writer runs to
 completion, and no temporary file or directory may be left. The test prints N and the counts.
 
-ZARRKIT_CRASH_ROUNDS sets N (default 12, for CI); ZARRKIT_CRASH_SEED the random seed.
+A second test kills Python processes writing a sharded array inner chunk by inner chunk
+(read-modify-writes of its shards): every inner chunk must read old or new.
+
+ZARRKIT_CRASH_ROUNDS sets N (default 12, for CI; the partial-write test runs N / 2);
+ZARRKIT_CRASH_SEED the random seed.
 """
 
 import os
@@ -153,4 +157,76 @@ def test_killed_writers_leave_old_or_new_and_no_temporaries(tmp_path, capsys):
               + ", ".join(f"{key} {counts[key]}" for key in (
                   "killed while writing", "finished before the kill", "keys read", "old", "new", "absent",
                   "torn or unreadable", "mixed hierarchy", "stray temporaries after the next writer")))
+    assert failures == []
+
+
+# Partial writes of a sharded array from Python: every inner chunk written on its own, each a
+# read-modify-write of its shard. Killed at any moment, every inner chunk reads old or new.
+PARTIAL_WRITER = r"""
+import random, sys
+import numpy as np
+import zarrkit
+path, seed = sys.argv[1], int(sys.argv[2])
+a = zarrkit.open_array(path, mode="r+")
+new = (np.arange(256 * 256, dtype="int32").reshape(256, 256) * 7 + 3) % 100_003
+blocks = [(i, j) for i in range(0, 256, 16) for j in range(0, 256, 16)]
+random.Random(seed).shuffle(blocks)
+for i, j in blocks:
+    a[i:i + 16, j:j + 16] = new[i:i + 16, j:j + 16]
+"""
+
+
+def test_killed_partial_shard_writes_leave_each_inner_chunk_old_or_new(tmp_path, capsys):
+    import sys
+
+    import zarrkit
+
+    rng = random.Random(SEED + 1)
+    path = tmp_path / "partial.zarr"
+
+    def reset():
+        zarrkit.create_array(str(path), data=OLD, chunks=(16, 16), shards=(64, 64), overwrite=True)
+
+    reset()
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", PARTIAL_WRITER, str(path), "0"], check=True, timeout=120)
+    duration = time.monotonic() - started
+    counts, failures = Counter(), []
+    for round_index in range(max(1, ROUNDS // 2)):
+        reset()
+        writer = subprocess.Popen([sys.executable, "-c", PARTIAL_WRITER, str(path), str(round_index)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, duration))
+        counts["killed while writing" if writer.poll() is None else "finished before the kill"] += 1
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+        try:
+            got = zarrkit.open_array(str(path), mode="r")[...]
+        except Exception as e:  # an unreadable shard
+            counts["torn or unreadable"] += 1
+            failures.append(f"round {round_index}: {e}")
+            continue
+        for i in range(0, 256, 16):
+            for j in range(0, 256, 16):
+                block = got[i:i + 16, j:j + 16]
+                if np.array_equal(block, NEW[i:i + 16, j:j + 16]):
+                    counts["inner chunks new"] += 1
+                elif np.array_equal(block, OLD[i:i + 16, j:j + 16]):
+                    counts["inner chunks old"] += 1
+                else:
+                    counts["torn or unreadable"] += 1
+                    failures.append(f"round {round_index}: inner chunk at ({i}, {j}) is neither old nor new")
+        counts["temporaries left by the killed writer"] += len(temporaries(tmp_path))
+        # The next writer (a partial write, opening the store for writing) removes what the
+        # killed one left.
+        zarrkit.open_array(str(path), mode="r+")[0:16, 0:16] = NEW[0:16, 0:16]
+        left = temporaries(tmp_path)
+        counts["stray temporaries after the next writer"] += len(left)
+        failures += [f"round {round_index}: left {p}" for p in left]
+    with capsys.disabled():
+        print(f"\ncrash test, partial shard writes from Python: {max(1, ROUNDS // 2)} rounds (seed {SEED + 1}): "
+              + ", ".join(f"{key} {counts[key]}" for key in (
+                  "killed while writing", "finished before the kill", "inner chunks old", "inner chunks new",
+                  "torn or unreadable", "temporaries left by the killed writer",
+                  "stray temporaries after the next writer")))
     assert failures == []
