@@ -46,6 +46,7 @@ int run(int argc, const char* const* argv) {
   add_cp_command(app);
   add_resize_command(app);
   add_consolidate_command(app);
+  add_migrate_command(app);
   try {
     // Subcommand callbacks run inside parse(), so command errors arrive here too.
     app.parse(argc, argv);

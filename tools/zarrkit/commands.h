@@ -14,5 +14,6 @@ void add_import_command(CLI::App& app);  // import.cpp
 void add_cp_command(CLI::App& app);      // cp.cpp
 void add_resize_command(CLI::App& app);  // resize.cpp: resize and append
 void add_consolidate_command(CLI::App& app);  // consolidate.cpp
+void add_migrate_command(CLI::App& app);      // migrate.cpp
 
 }  // namespace zarrkit::cli
