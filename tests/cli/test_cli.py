@@ -352,3 +352,33 @@ def test_sharded_array_from_zarr_python(tmp_path):
     # Re-sharded and re-compressed (inside the shards), still readable by zarr-python.
     zk("cp", tmp_path / "sh.zarr", tmp_path / "re.zarr", "--chunks", "20,60", "--codec", "gzip:level=2")
     np.testing.assert_array_equal(zarr.open_array(tmp_path / "re.zarr", mode="r")[...], a)
+
+
+def test_threads_option_on_every_command_sizes_the_pool(tmp_path):
+    """`--threads N` before or after the subcommand: the process runs N - 1 pool threads (the
+    calling thread works too), seen in /proc while an export runs."""
+    import glob
+    import time
+
+    data = np.random.default_rng(0).standard_normal((2000, 5000)).astype("f4")
+    np.save(tmp_path / "big.npy", data)
+    zk("import", tmp_path / "big.npy", tmp_path / "big.zarr", "--chunks", "100,1000", "--threads", "2")
+    zk("--threads", "1", "info", tmp_path / "big.zarr")
+    for n in (2, 4):
+        proc = subprocess.Popen([ZARRKIT, "export", str(tmp_path / "big.zarr"), str(tmp_path / f"out{n}.npy"),
+                                 "--threads", str(n)])
+        most = 0
+        while proc.poll() is None:
+            names = []
+            for comm in glob.glob(f"/proc/{proc.pid}/task/*/comm"):
+                try:
+                    names.append(open(comm).read().strip())
+                except OSError:
+                    pass
+            most = max(most, names.count("zarrkit-pool"))
+            time.sleep(0.001)
+        assert proc.returncode == 0
+        assert most == n - 1, f"--threads {n}: {most} pool threads seen"
+        np.testing.assert_array_equal(np.load(tmp_path / f"out{n}.npy"), data)
+    assert "Could not convert" in error_line(zk("export", tmp_path / "big.zarr", tmp_path / "x.npy", "--threads",
+                                                 "many", expect=2))

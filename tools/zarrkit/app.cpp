@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "zarrkit/commands.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit::cli {
@@ -40,6 +41,13 @@ void as_usage_error(const std::string& what, const std::function<void()>& parse)
 int run(int argc, const char* const* argv) {
   CLI::App app("zarrkit: inspect, import, export and copy Zarr v2/v3 arrays and groups", "zarrkit");
   app.require_subcommand(1);
+  // Global options may also follow the subcommand (`zarrkit cp a b --threads 4`), and take
+  // effect while the command line is parsed, before the command runs.
+  app.fallthrough();
+  app.add_option_function<std::size_t>(
+         "--threads", [](const std::size_t& n) { global_config().num_threads = n; },
+         "threads that decode, encode and read (default 0: one per hardware thread; ZARRKIT_NUM_THREADS)")
+      ->trigger_on_parse();
   add_info_command(app);
   add_export_command(app);
   add_import_command(app);
