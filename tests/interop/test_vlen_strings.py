@@ -148,8 +148,18 @@ def test_info_names_the_data_type(tmp_path, zarrkit):
     assert "vlen-bytes" in info
 
 
-def test_export_refuses_strings_clearly(tmp_path, zarrkit):
-    write(tmp_path / "a", "string", 3, compressed=True)
-    message = zarrkit.expect_error("export", tmp_path / "a", tmp_path / "a.npy")
-    assert "variable-length string" in message
-    assert not (tmp_path / "a.npy").exists()
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_export_writes_fixed_width_numpy_strings(tmp_path, zarrkit, kind, zarr_format):
+    # As wide as the longest element selected: <U for text, S for bytes (NumPy's own
+    # conversion of what zarr-python reads, trailing NULs dropped as NumPy drops them).
+    array = write(tmp_path / "a", kind, zarr_format, compressed=True)
+    numpy_kind = str if kind == "string" else "S"
+    for select, index in ((None, ...), ("1:5,::2", (slice(1, 5), slice(None, None, 2)))):
+        out = tmp_path / "a.npy"
+        zarrkit.run("export", tmp_path / "a", out, *(["--select", select] if select else []))
+        got = np.load(out)
+        expected = np.array(np.asarray(array[index], dtype=object).tolist(), dtype=numpy_kind)
+        assert got.dtype.kind == ("U" if kind == "string" else "S")
+        assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+        np.testing.assert_array_equal(got, expected)

@@ -1,6 +1,11 @@
 // `zarrkit export ARRAY OUT.npy [--select EXPR]`: the selection as a NumPy .npy file, in
-// native byte order. The selection is read into memory whole.
+// native byte order. The selection is read into memory whole. Variable-length strings become
+// fixed-width NumPy strings as wide as the longest selected one (`<U` for text, `S` for
+// bytes), as `numpy.asarray(zarr_array[...], dtype=str)` would give.
+#include <algorithm>
+#include <cstring>
 #include <memory>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -9,6 +14,7 @@
 #include "zarrkit/error.h"
 #include "zarrkit/location.h"
 #include "zarrkit/npy.h"
+#include "zarrkit/vlen.h"
 
 namespace zarrkit::cli {
 namespace {
@@ -19,21 +25,74 @@ struct ExportOptions {
   std::string select;
 };
 
+// The code points of UTF-8 `text`; DataLossError for bytes that are not UTF-8.
+std::vector<char32_t> utf8_code_points(std::string_view text) {
+  std::vector<char32_t> out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) fail_data_loss("a string element is not valid UTF-8 (byte {})", i);
+    char32_t c = length == 1 ? lead : lead & (0x7F >> length);
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) fail_data_loss("a string element is not valid UTF-8 (byte {})", i + k);
+      c = (c << 6) | (next & 0x3F);
+    }
+    static constexpr char32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < kLeast[length] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
+      fail_data_loss("a string element is not valid UTF-8 (byte {})", i);
+    }
+    out.push_back(c);
+    i += length;
+  }
+  return out;
+}
+
+// Variable-length elements as a fixed-width NumPy array: UTF-32 code units for text, bytes
+// for bytes, each padded with zeros to the widest (at least 1, as NumPy's narrowest).
+NDBuffer as_fixed_width(const VarNDBuffer& values) {
+  const bool text = values.dtype().kind() == DataTypeKind::kString;
+  std::vector<std::vector<char32_t>> code_points;
+  std::size_t width = 1;
+  if (text) {
+    code_points.reserve(values.elements().size());
+    for (const std::string& e : values.elements()) {
+      code_points.push_back(utf8_code_points(e));
+      width = std::max(width, code_points.back().size());
+    }
+  } else {
+    for (const std::string& e : values.elements()) width = std::max(width, e.size());
+  }
+  const DataType dtype = text ? DataType::fixed_unicode(width) : DataType::fixed_bytes(width);
+  const std::size_t item = dtype.size();
+  Buffer buffer = Buffer::allocate(item * values.elements().size());
+  std::memset(buffer.data(), 0, buffer.size());
+  for (std::size_t i = 0; i < values.elements().size(); ++i) {
+    std::byte* dest = buffer.data() + i * item;
+    if (text) {
+      std::memcpy(dest, code_points[i].data(), code_points[i].size() * sizeof(char32_t));
+    } else {
+      std::memcpy(dest, values.elements()[i].data(), values.elements()[i].size());
+    }
+  }
+  return NDBuffer(std::move(buffer), values.shape(), dtype);
+}
+
 void run_export(const ExportOptions& o) {
   Selection selection;
   if (!o.select.empty()) {
     as_usage_error("--select " + o.select, [&] { selection = parse_selection(o.select); });
   }
   Array array = open_array(o.array);
-  if (array.dtype().is_variable_length()) {
-    fail_unsupported("export: {} holds variable-length {} elements, which a .npy file cannot hold without "
-                     "pickled objects; export supports fixed-size types only",
-                     o.array, array.dtype().name());
-  }
   // Out-of-range indices and zero steps are the user's mistake too: check before reading.
   as_usage_error("--select " + o.select, [&] { array.selection_shape(selection); });
   // Read errors already name the store, the array and the chunk key.
-  write_npy(o.output, array.read(selection));
+  if (array.dtype().is_variable_length()) {
+    write_npy(o.output, as_fixed_width(array.read_var(selection)));
+  } else {
+    write_npy(o.output, array.read(selection));
+  }
 }
 
 }  // namespace
