@@ -24,6 +24,7 @@
 #include "engine/indexer.h"
 #include "engine/node_io.h"
 #include "engine/read_limits.h"
+#include "engine/chunk_io.h"
 #include "engine/stored_chunks.h"
 #include "engine/task_copy.h"
 #include "zarrkit/codec_registry.h"
@@ -354,12 +355,8 @@ StorageInfo Array::storage_info() const {
   StorageInfo info;
   info.chunks_total = m.num_chunks();
   if (!m.dtype.is_variable_length()) info.bytes_logical = checked_nbytes(m.shape, m.dtype);
-  const Shape grid = m.chunk_grid_shape();
-  const std::size_t skip = path_.empty() ? 0 : path_.size() + 1;
-  for (const std::string& key : store_->list(path_)) {
-    if (key.size() <= skip) continue;
-    if (!chunk_coords_of_key(m, grid, std::string_view(key).substr(skip))) continue;
-    if (const auto size = store_->size(key)) {
+  for (const ListedChunk& chunk : list_chunks(*store_, path_, m)) {
+    if (const auto size = store_->size(chunk.key)) {
       ++info.chunks_stored;
       info.bytes_stored += *size;
     }

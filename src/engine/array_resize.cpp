@@ -57,15 +57,11 @@ void clear_outside(const std::shared_ptr<Store>& shared_store, const std::string
   auto straddles = [&](const std::vector<std::uint64_t>& c, std::size_t a) {
     return changes[a] && kept[a] - c[a] * m.chunk_shape[a] < m.chunk_shape[a];
   };
-  const std::size_t skip = path.empty() ? 0 : path.size() + 1;
   std::vector<std::pair<std::string, std::vector<std::uint64_t>>> chunks;
-  for (const std::string& key : store.list(path)) {
-    if (key.size() <= skip) continue;
-    auto coords = parse_chunk_key(m, grid, std::string_view(key).substr(skip));
-    if (!coords) continue;
-    bool touched = outside(*coords);
-    for (std::size_t a = 0; a < ndim && !touched; ++a) touched = straddles(*coords, a);
-    if (touched) chunks.emplace_back(key, std::move(*coords));
+  for (ListedChunk& listed : list_chunks(store, path, m, grid)) {
+    bool touched = outside(listed.coords);
+    for (std::size_t a = 0; a < ndim && !touched; ++a) touched = straddles(listed.coords, a);
+    if (touched) chunks.emplace_back(std::move(listed.key), std::move(listed.coords));
   }
   const bool write_empty_chunks = current_config().write_empty_chunks;
   const auto chunk_strides = NDView::c_strides(m.chunk_shape, m.dtype.size());

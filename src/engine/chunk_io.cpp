@@ -93,4 +93,20 @@ std::optional<std::vector<std::uint64_t>> parse_chunk_key(const ArrayMetadata& m
   return coords;
 }
 
+std::vector<ListedChunk> list_chunks(Store& store, std::string_view path, const ArrayMetadata& m) {
+  return list_chunks(store, path, m, m.chunk_grid_shape());
+}
+
+std::vector<ListedChunk> list_chunks(Store& store, std::string_view path, const ArrayMetadata& m, const Shape& grid) {
+  const std::size_t skip = path.empty() ? 0 : path.size() + 1;
+  std::vector<ListedChunk> out;
+  for (std::string& key : store.list(path)) {
+    if (key.size() <= skip || (skip > 0 && key[skip - 1] != '/')) continue;
+    if (auto coords = parse_chunk_key(m, grid, std::string_view(key).substr(skip))) {
+      out.push_back({std::move(key), std::move(*coords)});
+    }
+  }
+  return out;
+}
+
 }  // namespace zarrkit

@@ -36,4 +36,15 @@ void store_chunk(Store& store, const std::string& key, const ArrayMetadata& m, c
 std::optional<std::vector<std::uint64_t>> parse_chunk_key(const ArrayMetadata& m, const Shape& grid,
                                                           std::string_view relative_key);
 
+// A chunk the store lists for an array: its full key and its grid coordinates.
+struct ListedChunk {
+  std::string key;
+  std::vector<std::uint64_t> coords;
+};
+// The chunks of the array at `path` inside `grid` (by default the array's own) that one
+// listing of the store shows (every other key skipped: metadata, keys of child nodes,
+// non-canonical spellings), in listing order.
+std::vector<ListedChunk> list_chunks(Store& store, std::string_view path, const ArrayMetadata& m, const Shape& grid);
+std::vector<ListedChunk> list_chunks(Store& store, std::string_view path, const ArrayMetadata& m);
+
 }  // namespace zarrkit

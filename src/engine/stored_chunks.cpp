@@ -1,8 +1,8 @@
 #include "engine/stored_chunks.h"
 
 #include <algorithm>
-#include <charconv>
 
+#include "engine/chunk_io.h"
 #include "zarrkit/store.h"
 
 namespace zarrkit {
@@ -32,37 +32,6 @@ bool listing_may_pay(Store& store, const ArrayMetadata& metadata, const ChunkPla
 }
 
 }  // namespace
-
-std::optional<std::vector<std::uint64_t>> chunk_coords_of_key(const ArrayMetadata& m, const Shape& grid,
-                                                              std::string_view relative_key) {
-  const ChunkKeyEncoding& e = m.chunk_key_encoding;
-  std::string_view rest = relative_key;
-  if (e.kind == ChunkKeyEncoding::Kind::kDefault) {
-    if (!rest.starts_with('c')) return std::nullopt;
-    rest.remove_prefix(1);
-    if (m.ndim() == 0) return rest.empty() ? std::optional(std::vector<std::uint64_t>{}) : std::nullopt;
-    if (rest.empty() || rest.front() != e.separator) return std::nullopt;
-    rest.remove_prefix(1);
-  } else if (m.ndim() == 0) {
-    return rest == "0" ? std::optional(std::vector<std::uint64_t>{}) : std::nullopt;
-  }
-  std::vector<std::uint64_t> coords;
-  coords.reserve(m.ndim());
-  for (std::size_t axis = 0; axis < m.ndim(); ++axis) {
-    if (axis > 0) {
-      if (rest.empty() || rest.front() != e.separator) return std::nullopt;
-      rest.remove_prefix(1);
-    }
-    std::uint64_t index = 0;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
-    if (ec != std::errc() || end == rest.data() || index >= grid[axis]) return std::nullopt;
-    coords.push_back(index);
-    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
-  }
-  // Reject non-canonical spellings ("c/01") by encoding the coordinates again.
-  if (!rest.empty() || m.chunk_key(coords) != relative_key) return std::nullopt;
-  return coords;
-}
 
 std::optional<std::uint64_t> task_of_chunk(const ChunkPlan& plan, std::span<const std::uint64_t> coords) {
   std::uint64_t index = 0;
@@ -101,14 +70,9 @@ std::optional<std::vector<std::uint64_t>> stored_tasks_for_erase(Store& store, s
 
 std::vector<std::uint64_t> list_stored_tasks(Store& store, std::string_view path, const ArrayMetadata& metadata,
                                              const ChunkPlan& plan) {
-  const Shape grid = metadata.chunk_grid_shape();
-  const std::size_t skip = path.empty() ? 0 : path.size() + 1;
   std::vector<std::uint64_t> tasks;
-  for (const std::string& key : store.list(path)) {
-    if (key.size() <= skip || (skip > 0 && key[skip - 1] != '/')) continue;
-    const auto coords = chunk_coords_of_key(metadata, grid, std::string_view(key).substr(skip));
-    if (!coords) continue;
-    if (const auto task = task_of_chunk(plan, *coords)) tasks.push_back(*task);
+  for (const ListedChunk& chunk : list_chunks(store, path, metadata)) {
+    if (const auto task = task_of_chunk(plan, chunk.coords)) tasks.push_back(*task);
   }
   std::sort(tasks.begin(), tasks.end());
   return tasks;

@@ -17,12 +17,6 @@
 
 namespace zarrkit {
 
-// The coordinates of the chunk that `relative_key` (a key relative to the array's path,
-// "c/0/12" or "0.12") names in an array of `grid` chunks; nullopt for every other key:
-// metadata, chunks outside the grid, non-canonical spellings ("c/01").
-std::optional<std::vector<std::uint64_t>> chunk_coords_of_key(const ArrayMetadata& metadata, const Shape& grid,
-                                                              std::string_view relative_key);
-
 // The index of the task of `plan` that reads the chunk at `coords`; nullopt when the plan's
 // selection does not touch that chunk.
 std::optional<std::uint64_t> task_of_chunk(const ChunkPlan& plan, std::span<const std::uint64_t> coords);

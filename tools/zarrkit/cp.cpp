@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/checked_math.h"
-#include "engine/stored_chunks.h"
+#include "engine/chunk_io.h"
 #include "zarrkit/app.h"
 #include "zarrkit/blocks.h"
 #include "zarrkit/codec_registry.h"
@@ -41,17 +41,13 @@ std::optional<std::unordered_set<std::uint64_t>> blocks_with_stored_chunks(const
   Store& store = *source.store();
   if (!store.capabilities().listable) return std::nullopt;
   const ArrayMetadata& m = source.metadata();
-  const Shape grid = m.chunk_grid_shape();
-  const std::size_t skip = source.path().empty() ? 0 : source.path().size() + 1;
   std::unordered_set<std::uint64_t> blocks;
   std::vector<std::uint64_t> first(m.ndim()), last(m.ndim()), index(m.ndim());
-  for (const std::string& key : store.list(source.path())) {
-    if (key.size() <= skip || (skip > 0 && key[skip - 1] != '/')) continue;
-    const auto coords = chunk_coords_of_key(m, grid, std::string_view(key).substr(skip));
-    if (!coords) continue;
+  for (const ListedChunk& chunk : list_chunks(store, source.path(), m)) {
+    const std::vector<std::uint64_t>& coords = chunk.coords;
     // The blocks the chunk overlaps: a range per axis (one or two blocks, usually).
     for (std::size_t a = 0; a < m.ndim(); ++a) {
-      const std::uint64_t begin = (*coords)[a] * m.chunk_shape[a];
+      const std::uint64_t begin = coords[a] * m.chunk_shape[a];
       const std::uint64_t end = std::min(begin + m.chunk_shape[a], m.shape[a]);
       first[a] = index[a] = begin / block_shape[a];
       last[a] = (end - 1) / block_shape[a];
