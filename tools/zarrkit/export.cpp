@@ -25,24 +25,17 @@ struct ExportOptions {
   std::string select;
 };
 
-// The code points of UTF-8 `text`; DataLossError for bytes that are not UTF-8.
+// The code points of UTF-8 `text`. The elements of a string array were checked to be valid
+// UTF-8 when their chunks were decoded (vlen-utf8), so only the lengths are guarded here.
 std::vector<char32_t> utf8_code_points(std::string_view text) {
   std::vector<char32_t> out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
     const auto lead = static_cast<unsigned char>(text[i]);
-    const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
-    if (length == 0 || i + length > text.size()) fail_data_loss("a string element is not valid UTF-8 (byte {})", i);
+    const std::size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    if (i + length > text.size()) throw InternalError("a decoded string element ends inside a UTF-8 sequence");
     char32_t c = length == 1 ? lead : lead & (0x7F >> length);
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) fail_data_loss("a string element is not valid UTF-8 (byte {})", i + k);
-      c = (c << 6) | (next & 0x3F);
-    }
-    static constexpr char32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (c < kLeast[length] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
-      fail_data_loss("a string element is not valid UTF-8 (byte {})", i);
-    }
+    for (std::size_t k = 1; k < length; ++k) c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
     out.push_back(c);
     i += length;
   }
