@@ -12,8 +12,14 @@ Variables, dimensions and attributes come out as with ``engine="zarr"`` (the sam
 conventions: ``dimension_names`` in Zarr v3, the ``_ARRAY_DIMENSIONS`` attribute in v2, the
 array's fill value read as the CF ``_FillValue`` of v2 data), and xarray's CF decoding
 (masking, scaling, times) runs on top. Indexing is lazy: a selection reads only the chunks
-it touches, orthogonal and vectorized selections included. Under
-``zarrkit.config.enable_gpu()`` values load as CuPy arrays.
+it touches, orthogonal and vectorized selections included. A dataset opened under
+``zarrkit.config.enable_gpu()`` reads its values into GPU memory, as CuPy arrays, wherever
+they are read later (the choice is made when it is opened, so Dask's worker threads and
+Dask-CUDA's workers read on their own GPUs): ``.load()`` gives CuPy-backed variables, and
+with ``chunks=`` every Dask block is a CuPy array decoded on the GPU of the thread or worker
+that computes it. (The Dask arrays' ``meta`` still says NumPy: xarray sets it so for every
+backend's lazily indexed arrays.) Dimension coordinates stay on the host: xarray makes
+pandas indexes of them.
 
 The backend is registered under the name ``zarrkit`` through the ``xarray.backends`` entry
 point of the package.
@@ -39,10 +45,12 @@ DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 
 
 class ZarrkitBackendArray(BackendArray):
-    """One Zarr array, read lazily: xarray hands over basic, orthogonal or vectorized keys."""
+    """One Zarr array, read lazily: xarray hands over basic, orthogonal or vectorized keys.
+    ``device``: every read lands in GPU memory (a CuPy array on the current device)."""
 
-    def __init__(self, array: Any) -> None:
+    def __init__(self, array: Any, device: bool = False) -> None:
         self._array = array
+        self._device = device
         self.shape = tuple(array.shape)
         self.dtype = array.dtype
 
@@ -59,13 +67,30 @@ class ZarrkitBackendArray(BackendArray):
         return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.VECTORIZED, method)
 
     def _basic(self, key: tuple[Any, ...]) -> Any:
-        return _as_array(self._array[key])
+        return self._into_device(key) if self._device else _as_array(self._array[key])
 
     def _outer(self, key: tuple[Any, ...]) -> Any:
-        return _as_array(self._array.oindex[key])
+        return self._into_device(key) if self._device else _as_array(self._array.oindex[key])
 
     def _vectorized(self, key: tuple[Any, ...]) -> Any:
+        if self._device:
+            # Points are gathered on the host; the result moves to the device once.
+            with zarrkit.config.set(memory="host"):
+                return _device_module().asarray(_as_array(self._array.vindex[key]))
         return _as_array(self._array.vindex[key])
+
+    def _into_device(self, key: tuple[Any, ...]) -> Any:
+        # Basic and orthogonal keys read straight into a new device array, whatever the
+        # process-wide setting is when (and in whichever thread) the read runs.
+        from zarrkit._multi_device import _DeviceChunks
+
+        return _DeviceChunks(self._array)[key]
+
+
+def _device_module() -> Any:
+    from zarrkit import _device
+
+    return _device._cupy()
 
 
 def _as_array(value: Any) -> Any:
@@ -96,12 +121,15 @@ class ZarrkitDataStore(AbstractDataStore):
 
     def __init__(self, group: Any, *, use_zarr_fill_value_as_mask: bool | None = None) -> None:
         self.group = group
+        self._device = zarrkit.config.get("memory") == "device"
         # As engine="zarr": Zarr v2's fill value is the CF _FillValue; v3 keeps it apart.
         self._fill_as_mask = group.zarr_format == 2 if use_zarr_fill_value_as_mask is None else use_zarr_fill_value_as_mask
 
     def open_store_variable(self, name: str, array: Any) -> Variable:
         dimensions, attributes = _dimensions_and_attributes(array, name)
-        data = indexing.LazilyIndexedArray(ZarrkitBackendArray(array))
+        # Dimension coordinates become pandas indexes, which live on the host.
+        is_index = dimensions == (name,)
+        data = indexing.LazilyIndexedArray(ZarrkitBackendArray(array, device=self._device and not is_index))
         chunks = tuple(array.chunks)
         encoding: dict[str, Any] = {
             "chunks": chunks,

@@ -134,3 +134,70 @@ def test_the_engine_is_registered_by_name():
         pytest.skip("the package's metadata predates the entry point (reinstall the package)")
     assert names["zarrkit"] == "zarrkit.xarray_backend:ZarrkitBackendEntrypoint"
     assert "zarrkit" in xr.backends.list_engines()
+
+
+gpu = pytest.mark.skipif(
+    not __import__("zarrkit").config.gpu_available(),
+    reason="no usable GPU for zarrkit here: the GPU variables of the xarray backend are tested on the GPU machine",
+)
+
+
+def _device_dataset(tmp_path, zarr_format):
+    path = tmp_path / "data.zarr"
+    ds = dataset().drop_vars("station")
+    ds.to_zarr(path, zarr_format=zarr_format, consolidated=True)
+    return path, ds
+
+
+@gpu
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_under_enable_gpu_variables_load_as_cupy(tmp_path, zarr_format):
+    import zarrkit
+
+    cupy = pytest.importorskip("cupy")
+    path, _ = _device_dataset(tmp_path, zarr_format)
+    expected = xr.open_dataset(path, engine="zarr").load()
+    with zarrkit.config.enable_gpu():
+        ds = xr.open_dataset(path, engine=ENGINE)
+    # Read after the scope ended: the dataset keeps the memory it was opened with.
+    loaded = ds.load()
+    for name in ("temperature", "counts", "packed"):
+        assert isinstance(loaded[name].data, cupy.ndarray), name
+        np.testing.assert_array_equal(cupy.asnumpy(loaded[name].data), expected[name].values)
+    # Dimension coordinates are pandas indexes, on the host.
+    assert isinstance(loaded["x"].data, np.ndarray)
+    np.testing.assert_array_equal(loaded["time"].values, expected["time"].values)
+
+    with zarrkit.config.enable_gpu():
+        ds = xr.open_dataset(path, engine=ENGINE)
+    for selection in ({"time": 1}, {"time": [0, 3], "x": slice(2, 20, 3)}):
+        got = ds["temperature"].isel(selection)
+        assert isinstance(got.data, cupy.ndarray)
+        np.testing.assert_array_equal(cupy.asnumpy(got.data), expected["temperature"].isel(selection).values)
+    points = {"y": xr.DataArray([1, 5, 7], dims="p"), "x": xr.DataArray([0, 9, 29], dims="p")}
+    got = ds["counts"].isel(points)
+    assert isinstance(got.data, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(got.data), expected["counts"].isel(points).values)
+
+
+@gpu
+def test_under_enable_gpu_chunks_give_dask_variables_of_cupy_blocks(tmp_path):
+    import zarrkit
+
+    cupy = pytest.importorskip("cupy")
+    pytest.importorskip("dask")
+    path, _ = _device_dataset(tmp_path, 3)
+    expected = xr.open_dataset(path, engine="zarr").load()
+    with zarrkit.config.enable_gpu():
+        ds = xr.open_dataset(path, engine=ENGINE, chunks={})
+    temperature = ds["temperature"].data
+    assert temperature.chunks == ((2,) * 3, (10,) * 2, (15,) * 2)
+    block = temperature.blocks[1, 0, 1].compute()
+    assert isinstance(block, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(block), expected["temperature"].values[2:4, :10, 15:])
+    total = ds["counts"].sum().compute()
+    assert isinstance(total.data, cupy.ndarray)
+    assert int(total) == int(expected["counts"].sum())
+    mean = ds["temperature"].mean(dim="time", skipna=True).compute()
+    assert isinstance(mean.data, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(mean.data), expected["temperature"].mean(dim="time").values, rtol=1e-6)

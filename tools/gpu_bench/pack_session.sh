@@ -38,8 +38,11 @@ ldd "${bins[@]/#/$tree/}" "$ext" | awk '/=> \// {print $3}' | sort -u |
 # PACK_CORPUS=0 leaves the interop corpus out (sessions without the GPU tests, to fit the limit).
 if [[ ${PACK_CORPUS:-1} != 0 && -d ../shared/corpus ]]; then cp -r ../shared/corpus "$stage/corpus"; fi
 tar -C "$stage" -czf "$carry/bundle.tar.gz" .
-nvcomp_wheel=$(ls "$wheels"/nvidia_libnvcomp_cu13-*.whl)
-unzip -p "$nvcomp_wheel" nvidia/libnvcomp/lib64/libnvcomp.so.6 | xz -T2 -3 > "$carry/libnvcomp.so.6.xz"
+# PACK_NVCOMP=0 leaves nvCOMP out (its tests then skip; sessions that need the room).
+if [[ ${PACK_NVCOMP:-1} != 0 ]]; then
+  nvcomp_wheel=$(ls "$wheels"/nvidia_libnvcomp_cu13-*.whl)
+  unzip -p "$nvcomp_wheel" nvidia/libnvcomp/lib64/libnvcomp.so.6 | xz -T2 -3 > "$carry/libnvcomp.so.6.xz"
+fi
 # CARRY_WHEELS: other wheel names to carry (the multi-GPU session carries Dask and dask-cuda
 # instead of the peers, within the 64 MiB).
 for w in ${CARRY_WHEELS:-zarr numcodecs donfig google_crc32c crc32c kvikio_cu13 libkvikio_cu13 rapids_logger}; do
