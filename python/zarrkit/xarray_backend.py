@@ -12,14 +12,15 @@ Variables, dimensions and attributes come out as with ``engine="zarr"`` (the sam
 conventions: ``dimension_names`` in Zarr v3, the ``_ARRAY_DIMENSIONS`` attribute in v2, the
 array's fill value read as the CF ``_FillValue`` of v2 data), and xarray's CF decoding
 (masking, scaling, times) runs on top. Indexing is lazy: a selection reads only the chunks
-it touches, orthogonal and vectorized selections included. A dataset opened under
-``zarrkit.config.enable_gpu()`` reads its values into GPU memory, as CuPy arrays, wherever
-they are read later (the choice is made when it is opened, so Dask's worker threads and
-Dask-CUDA's workers read on their own GPUs): ``.load()`` gives CuPy-backed variables, and
-with ``chunks=`` every Dask block is a CuPy array decoded on the GPU of the thread or worker
-that computes it. (The Dask arrays' ``meta`` still says NumPy: xarray sets it so for every
-backend's lazily indexed arrays.) Dimension coordinates stay on the host: xarray makes
-pandas indexes of them.
+it touches, orthogonal and vectorized selections included.
+
+A dataset opened under ``zarrkit.config.enable_gpu()`` keeps its data variables in GPU
+memory wherever they are read later (the choice is made when it is opened, so Dask's
+threads and Dask-CUDA's workers read on their own GPUs): each is a Dask array of CuPy blocks,
+one per stored chunk (or shard), masked and scaled on the device as xarray's CF decoding
+would on the host; ``.load()`` gives CuPy-backed variables, and ``chunks=`` rechunks as usual.
+Without Dask they are lazily indexed CuPy arrays. Dimension coordinates (pandas indexes),
+times and strings stay on the host.
 
 The backend is registered under the name ``zarrkit`` through the ``xarray.backends`` entry
 point of the package.
@@ -40,17 +41,18 @@ from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 
 import zarrkit
+from zarrkit import _xarray_device
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 
 
 class ZarrkitBackendArray(BackendArray):
     """One Zarr array, read lazily: xarray hands over basic, orthogonal or vectorized keys.
-    ``device``: every read lands in GPU memory (a CuPy array on the current device)."""
+    The array is a zarrkit array, or (for device variables without Dask) its decoded
+    device reads, which take basic and orthogonal keys."""
 
-    def __init__(self, array: Any, device: bool = False) -> None:
+    def __init__(self, array: Any) -> None:
         self._array = array
-        self._device = device
         self.shape = tuple(array.shape)
         self.dtype = array.dtype
 
@@ -58,39 +60,27 @@ class ZarrkitBackendArray(BackendArray):
         return self._array
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> Any:
-        if isinstance(key, indexing.BasicIndexer):
-            method = self._basic
+        if isinstance(self._array, _xarray_device.DecodedDeviceChunks):
+            support, method = indexing.IndexingSupport.OUTER, self._device
+        elif isinstance(key, indexing.BasicIndexer):
+            support, method = indexing.IndexingSupport.VECTORIZED, self._basic
         elif isinstance(key, indexing.VectorizedIndexer):
-            method = self._vectorized
+            support, method = indexing.IndexingSupport.VECTORIZED, self._vectorized
         else:
-            method = self._outer
-        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.VECTORIZED, method)
+            support, method = indexing.IndexingSupport.VECTORIZED, self._outer
+        return indexing.explicit_indexing_adapter(key, self.shape, support, method)
 
     def _basic(self, key: tuple[Any, ...]) -> Any:
-        return self._into_device(key) if self._device else _as_array(self._array[key])
+        return _as_array(self._array[key])
 
     def _outer(self, key: tuple[Any, ...]) -> Any:
-        return self._into_device(key) if self._device else _as_array(self._array.oindex[key])
+        return _as_array(self._array.oindex[key])
 
     def _vectorized(self, key: tuple[Any, ...]) -> Any:
-        if self._device:
-            # Points are gathered on the host; the result moves to the device once.
-            with zarrkit.config.set(memory="host"):
-                return _device_module().asarray(_as_array(self._array.vindex[key]))
         return _as_array(self._array.vindex[key])
 
-    def _into_device(self, key: tuple[Any, ...]) -> Any:
-        # Basic and orthogonal keys read straight into a new device array, whatever the
-        # process-wide setting is when (and in whichever thread) the read runs.
-        from zarrkit._multi_device import _DeviceChunks
-
-        return _DeviceChunks(self._array)[key]
-
-
-def _device_module() -> Any:
-    from zarrkit import _device
-
-    return _device._cupy()
+    def _device(self, key: tuple[Any, ...]) -> Any:
+        return self._array[key]
 
 
 def _as_array(value: Any) -> Any:
@@ -119,9 +109,11 @@ def _dimensions_and_attributes(array: Any, name: str) -> tuple[tuple[str, ...], 
 class ZarrkitDataStore(AbstractDataStore):
     """The variables and attributes of one Zarr group, for xarray's CF decoding."""
 
-    def __init__(self, group: Any, *, use_zarr_fill_value_as_mask: bool | None = None) -> None:
+    def __init__(self, group: Any, *, use_zarr_fill_value_as_mask: bool | None = None,
+                 mask_and_scale: bool = True) -> None:
         self.group = group
         self._device = zarrkit.config.get("memory") == "device"
+        self._mask_and_scale = mask_and_scale
         # As engine="zarr": Zarr v2's fill value is the CF _FillValue; v3 keeps it apart.
         self._fill_as_mask = group.zarr_format == 2 if use_zarr_fill_value_as_mask is None else use_zarr_fill_value_as_mask
 
@@ -129,7 +121,6 @@ class ZarrkitDataStore(AbstractDataStore):
         dimensions, attributes = _dimensions_and_attributes(array, name)
         # Dimension coordinates become pandas indexes, which live on the host.
         is_index = dimensions == (name,)
-        data = indexing.LazilyIndexedArray(ZarrkitBackendArray(array, device=self._device and not is_index))
         chunks = tuple(array.chunks)
         encoding: dict[str, Any] = {
             "chunks": chunks,
@@ -144,7 +135,22 @@ class ZarrkitDataStore(AbstractDataStore):
                 encoding["fill_value"] = array.fill_value
             if "_FillValue" in attributes:
                 attributes["_FillValue"] = _decode_fill_value(attributes["_FillValue"], array.dtype)
-        return Variable(dimensions, data, attributes, encoding)
+        if self._device and not is_index:
+            device_variable = self._device_variable(dimensions, array, attributes, encoding)
+            if device_variable is not None:
+                return device_variable
+        return Variable(dimensions, indexing.LazilyIndexedArray(ZarrkitBackendArray(array)), attributes, encoding)
+
+    def _device_variable(self, dimensions: tuple[str, ...], array: Any, attributes: dict[str, Any],
+                         encoding: dict[str, Any]) -> Variable | None:
+        decoding = _xarray_device.device_decoding(dimensions, array.dtype, attributes, self._mask_and_scale)
+        if decoding is None:
+            return None
+        encoding = {**encoding, **decoding.encoding, "dtype": array.dtype}
+        data = _xarray_device.dask_data(array, decoding)
+        if data is None:
+            data = indexing.LazilyIndexedArray(ZarrkitBackendArray(_xarray_device.DecodedDeviceChunks(array, decoding)))
+        return Variable(dimensions, data, decoding.attrs, encoding)
 
     def get_variables(self) -> FrozenDict:
         return FrozenDict((name, self.open_store_variable(name, array)) for name, array in self.group.arrays())
@@ -208,7 +214,8 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         use_zarr_fill_value_as_mask: bool | None = None,
     ) -> Any:
         store = ZarrkitDataStore(_open_group(filename_or_obj, group, consolidated),
-                                 use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
+                                 use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
+                                 mask_and_scale=mask_and_scale)
         return StoreBackendEntrypoint().open_dataset(
             store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
             decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
@@ -223,7 +230,8 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
                                 if isinstance(node, zarrkit.Group)]
         out = {}
         for name, node in nodes:
-            store = ZarrkitDataStore(node, use_zarr_fill_value_as_mask=fill_as_mask)
+            store = ZarrkitDataStore(node, use_zarr_fill_value_as_mask=fill_as_mask,
+                                     mask_and_scale=kwargs.get("mask_and_scale", True))
             key = (name or ".") if group else "/" + name
             out[key] = StoreBackendEntrypoint().open_dataset(store, **kwargs)
         return out

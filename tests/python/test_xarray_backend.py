@@ -149,12 +149,20 @@ def _device_dataset(tmp_path, zarr_format):
     return path, ds
 
 
+def _assert_device_equal(got, expected, name):
+    import cupy
+
+    assert isinstance(got, cupy.ndarray), name
+    assert got.dtype == expected.dtype, name
+    np.testing.assert_allclose(cupy.asnumpy(got), expected, rtol=1e-6, err_msg=name)
+
+
 @gpu
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_under_enable_gpu_variables_load_as_cupy(tmp_path, zarr_format):
     import zarrkit
 
-    cupy = pytest.importorskip("cupy")
+    pytest.importorskip("cupy")
     path, _ = _device_dataset(tmp_path, zarr_format)
     expected = xr.open_dataset(path, engine="zarr").load()
     with zarrkit.config.enable_gpu():
@@ -162,22 +170,18 @@ def test_under_enable_gpu_variables_load_as_cupy(tmp_path, zarr_format):
     # Read after the scope ended: the dataset keeps the memory it was opened with.
     loaded = ds.load()
     for name in ("temperature", "counts", "packed"):
-        assert isinstance(loaded[name].data, cupy.ndarray), name
-        np.testing.assert_array_equal(cupy.asnumpy(loaded[name].data), expected[name].values)
+        _assert_device_equal(loaded[name].data, expected[name].values, name)
+        assert loaded[name].attrs == expected[name].attrs, name
     # Dimension coordinates are pandas indexes, on the host.
     assert isinstance(loaded["x"].data, np.ndarray)
     np.testing.assert_array_equal(loaded["time"].values, expected["time"].values)
 
-    with zarrkit.config.enable_gpu():
-        ds = xr.open_dataset(path, engine=ENGINE)
     for selection in ({"time": 1}, {"time": [0, 3], "x": slice(2, 20, 3)}):
-        got = ds["temperature"].isel(selection)
-        assert isinstance(got.data, cupy.ndarray)
-        np.testing.assert_array_equal(cupy.asnumpy(got.data), expected["temperature"].isel(selection).values)
+        got = ds["temperature"].isel(selection).compute()
+        _assert_device_equal(got.data, expected["temperature"].isel(selection).values, str(selection))
     points = {"y": xr.DataArray([1, 5, 7], dims="p"), "x": xr.DataArray([0, 9, 29], dims="p")}
-    got = ds["counts"].isel(points)
-    assert isinstance(got.data, cupy.ndarray)
-    np.testing.assert_array_equal(cupy.asnumpy(got.data), expected["counts"].isel(points).values)
+    got = ds["counts"].isel(points).compute()
+    _assert_device_equal(got.data, expected["counts"].isel(points).values, "points")
 
 
 @gpu
@@ -193,11 +197,44 @@ def test_under_enable_gpu_chunks_give_dask_variables_of_cupy_blocks(tmp_path):
     temperature = ds["temperature"].data
     assert temperature.chunks == ((2,) * 3, (10,) * 2, (15,) * 2)
     block = temperature.blocks[1, 0, 1].compute()
-    assert isinstance(block, cupy.ndarray)
-    np.testing.assert_array_equal(cupy.asnumpy(block), expected["temperature"].values[2:4, :10, 15:])
-    total = ds["counts"].sum().compute()
-    assert isinstance(total.data, cupy.ndarray)
-    assert int(total) == int(expected["counts"].sum())
+    _assert_device_equal(block, expected["temperature"].values[2:4, :10, 15:], "block")
+    assert isinstance(temperature._meta, cupy.ndarray)
+    total = ds["counts"].sum().compute().data
+    assert isinstance(total, cupy.ndarray)
+    assert int(total.get()) == int(expected["counts"].sum())
     mean = ds["temperature"].mean(dim="time", skipna=True).compute()
     assert isinstance(mean.data, cupy.ndarray)
     np.testing.assert_allclose(cupy.asnumpy(mean.data), expected["temperature"].mean(dim="time").values, rtol=1e-6)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_device_decoding_equals_xarrays_cf_decoding(tmp_path, zarr_format):
+    # The masking and scaling done on the device for enable_gpu() datasets, run here on
+    # NumPy blocks, against xarray's own decoding of the same variables.
+    import zarrkit
+    from zarrkit import _xarray_device
+    from zarrkit.xarray_backend import ZarrkitDataStore, _dimensions_and_attributes
+
+    ds = dataset().drop_vars("station")
+    ds["packed"].values[2, 3] = np.nan
+    ds["with_missing"] = (("y",), np.arange(20, dtype="f4"))
+    ds["with_missing"].encoding.update({"dtype": "int16", "_FillValue": -1, "missing_value": -1})
+    ds.to_zarr(tmp_path / "data.zarr", zarr_format=zarr_format, consolidated=True)
+    expected = xr.open_dataset(tmp_path / "data.zarr", engine="zarr").load()
+    group = zarrkit.open_group(tmp_path / "data.zarr", mode="r")
+    store = ZarrkitDataStore(group)
+    decoded_any = False
+    for name, array in group.arrays():
+        if name in ("time", "y", "x"):
+            continue
+        raw = store.open_store_variable(name, array)  # host variable, CF attributes still on it
+        decoding = _xarray_device.device_decoding(raw.dims, array.dtype, dict(raw.attrs), True)
+        assert decoding is not None, name
+        got = decoding.apply(array[...])
+        assert got.dtype == expected[name].dtype, name
+        np.testing.assert_array_equal(got, expected[name].values, err_msg=name)
+        assert "_FillValue" not in decoding.attrs and "scale_factor" not in decoding.attrs
+        decoded_any |= bool(decoding.fill_values) or decoding.scale_factor is not None
+    assert decoded_any
+    # Times stay on the host.
+    assert _xarray_device.device_decoding(("time",), np.dtype("i8"), {"units": "days since 2026-01-01"}, True) is None
