@@ -5,8 +5,9 @@ blocks of xarray's lazily indexed arrays pass through ``np.asarray``; neither ke
 arrays. So for a dataset opened under ``enable_gpu()`` the backend decodes masks and
 scales itself, on the device, exactly as xarray's coders would on the host (their dtype
 and encoding are taken from xarray's own coders, run on an empty array), and hands xarray
-variables whose data is already decoded: a Dask array of CuPy blocks where Dask is
-installed (one block per stored chunk, or shard), else a lazily indexed device array.
+lazily indexed device arrays whose values are already decoded. xarray's Dask chunking
+converts every block of a backend to NumPy; `device_chunk_manager` is its Dask chunk manager
+without that conversion (``chunked_array_type=`` of ``open_dataset``).
 Variables this cannot decode on the device (times, ``_Unsigned``, strings) stay on the
 host, as do dimension coordinates (pandas indexes).
 """
@@ -90,16 +91,30 @@ class DecodedDeviceChunks:
         return self.decoding.apply(self._chunks[key])
 
 
-def dask_data(array: Any, decoding: DeviceDecoding) -> Any | None:
-    """A Dask array of CuPy blocks (one per stored chunk, or shard), or None without Dask."""
-    try:
-        import dask.array as da
-    except ImportError:
-        return None
-    from dask.base import tokenize
+def _device_block(source: Any, key: Any) -> Any:
+    # What Dask calls for each block: xarray's lazy indexing down to the device read, and no
+    # conversion to NumPy on the way (host variables' blocks move to the device).
+    block = source[key]
+    while hasattr(block, "get_duck_array"):
+        block = block.get_duck_array()
+    return _cupy().asarray(block)
 
-    source = DecodedDeviceChunks(array, decoding)
-    meta = _cupy().empty((0,) * source.ndim, dtype=source.dtype)
-    name = "zarrkit-device-" + tokenize(array.store.describe(), array.path, repr(decoding))
-    return da.from_array(source, chunks=array.shards or array.chunks, lock=False, asarray=False, fancy=False,
-                         meta=meta, name=name)
+
+def device_chunk_manager() -> Any:
+    """xarray's Dask chunk manager, but making Dask arrays of CuPy blocks: what
+    ``chunked_array_type=`` takes (see zarrkit.xarray_backend.GPU_CHUNKS)."""
+    from xarray.namedarray.daskmanager import DaskManager
+
+    class DeviceDaskManager(DaskManager):
+        def is_chunked_array(self, data: Any) -> bool:
+            # The arrays it makes are plain Dask arrays, left to Dask's own manager.
+            return False
+
+        def from_array(self, data: Any, chunks: Any, **kwargs: Any) -> Any:
+            import dask.array as da
+
+            kwargs.pop("meta", None)
+            meta = _cupy().empty((0,) * len(data.shape), dtype=data.dtype)
+            return da.from_array(data, chunks, meta=meta, getitem=_device_block, asarray=False, **kwargs)
+
+    return DeviceDaskManager()

@@ -15,12 +15,17 @@ array's fill value read as the CF ``_FillValue`` of v2 data), and xarray's CF de
 it touches, orthogonal and vectorized selections included.
 
 A dataset opened under ``zarrkit.config.enable_gpu()`` keeps its data variables in GPU
-memory wherever they are read later (the choice is made when it is opened, so Dask's
-threads and Dask-CUDA's workers read on their own GPUs): each is a Dask array of CuPy blocks,
-one per stored chunk (or shard), masked and scaled on the device as xarray's CF decoding
-would on the host; ``.load()`` gives CuPy-backed variables, and ``chunks=`` rechunks as usual.
-Without Dask they are lazily indexed CuPy arrays. Dimension coordinates (pandas indexes),
-times and strings stay on the host.
+memory wherever they are read later (the choice is made when it is opened): they are
+masked and scaled on the device as xarray's CF decoding would on the host, and ``.load()``
+gives CuPy-backed variables. For Dask with CuPy blocks (Dask-CUDA), pass
+``chunked_array_type=GPU_CHUNKS`` too (xarray's own Dask chunking turns every backend's
+blocks into NumPy arrays)::
+
+    with zarrkit.config.enable_gpu():
+        ds = xr.open_dataset("data.zarr", engine="zarrkit", chunks={},
+                             chunked_array_type=zarrkit.xarray_backend.GPU_CHUNKS)
+
+Dimension coordinates (pandas indexes), times and strings stay on the host.
 
 The backend is registered under the name ``zarrkit`` through the ``xarray.backends`` entry
 point of the package.
@@ -147,9 +152,7 @@ class ZarrkitDataStore(AbstractDataStore):
         if decoding is None:
             return None
         encoding = {**encoding, **decoding.encoding, "dtype": array.dtype}
-        data = _xarray_device.dask_data(array, decoding)
-        if data is None:
-            data = indexing.LazilyIndexedArray(ZarrkitBackendArray(_xarray_device.DecodedDeviceChunks(array, decoding)))
+        data = indexing.LazilyIndexedArray(ZarrkitBackendArray(_xarray_device.DecodedDeviceChunks(array, decoding)))
         return Variable(dimensions, data, decoding.attrs, encoding)
 
     def get_variables(self) -> FrozenDict:
@@ -240,3 +243,12 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         from xarray.backends.common import datatree_from_dict_with_io_cleanup
 
         return datatree_from_dict_with_io_cleanup(self.open_groups_as_dict(filename_or_obj, group=group, **kwargs))
+
+
+def __getattr__(name: str) -> Any:
+    # GPU_CHUNKS: made on first use (it imports Dask).
+    if name == "GPU_CHUNKS":
+        manager = _xarray_device.device_chunk_manager()
+        globals()["GPU_CHUNKS"] = manager
+        return manager
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -68,7 +68,7 @@ def test_an_array_larger_than_one_gpu_sums_as_numpy_does(tmp_path):
 
 def test_xarray_chunks_under_enable_gpu_decode_on_the_workers_gpus(tmp_path):
     xr = pytest.importorskip("xarray")
-    from zarrkit.xarray_backend import ZarrkitBackendEntrypoint
+    from zarrkit.xarray_backend import GPU_CHUNKS, ZarrkitBackendEntrypoint
     values = (np.arange(64 * 512 * 512, dtype=np.int64) % 1013).astype(np.float32).reshape(64, 512, 512)
     ds = xr.Dataset({"v": (("t", "y", "x"), values)}, coords={"t": np.arange(64)})
     ds["v"].encoding["chunks"] = (8, 256, 512)
@@ -77,7 +77,8 @@ def test_xarray_chunks_under_enable_gpu_decode_on_the_workers_gpus(tmp_path):
     n = min(cupy.cuda.runtime.getDeviceCount(), 2)
     with dask_cuda.LocalCUDACluster(n_workers=n, threads_per_worker=2, dashboard_address=None) as cluster, Client(cluster):
         with zarrkit.config.enable_gpu():
-            opened = xr.open_dataset(tmp_path / "data.zarr", engine=ZarrkitBackendEntrypoint, chunks={})
+            opened = xr.open_dataset(tmp_path / "data.zarr", engine=ZarrkitBackendEntrypoint, chunks={},
+                                     chunked_array_type=GPU_CHUNKS)
         v = opened["v"].data
         on_device = v.map_blocks(
             lambda b: np.full((1,) * b.ndim, isinstance(b, cupy.ndarray) and b.device.id == cupy.cuda.Device().id),

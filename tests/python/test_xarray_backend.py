@@ -177,23 +177,24 @@ def test_under_enable_gpu_variables_load_as_cupy(tmp_path, zarr_format):
     np.testing.assert_array_equal(loaded["time"].values, expected["time"].values)
 
     for selection in ({"time": 1}, {"time": [0, 3], "x": slice(2, 20, 3)}):
-        got = ds["temperature"].isel(selection).compute()
+        got = ds["temperature"].isel(selection)
         _assert_device_equal(got.data, expected["temperature"].isel(selection).values, str(selection))
     points = {"y": xr.DataArray([1, 5, 7], dims="p"), "x": xr.DataArray([0, 9, 29], dims="p")}
-    got = ds["counts"].isel(points).compute()
+    got = ds["counts"].isel(points)
     _assert_device_equal(got.data, expected["counts"].isel(points).values, "points")
 
 
 @gpu
 def test_under_enable_gpu_chunks_give_dask_variables_of_cupy_blocks(tmp_path):
     import zarrkit
+    from zarrkit.xarray_backend import GPU_CHUNKS
 
     cupy = pytest.importorskip("cupy")
     pytest.importorskip("dask")
     path, _ = _device_dataset(tmp_path, 3)
     expected = xr.open_dataset(path, engine="zarr").load()
     with zarrkit.config.enable_gpu():
-        ds = xr.open_dataset(path, engine=ENGINE, chunks={})
+        ds = xr.open_dataset(path, engine=ENGINE, chunks={}, chunked_array_type=GPU_CHUNKS)
     temperature = ds["temperature"].data
     assert temperature.chunks == ((2,) * 3, (10,) * 2, (15,) * 2)
     block = temperature.blocks[1, 0, 1].compute()
