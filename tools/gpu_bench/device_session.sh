@@ -11,10 +11,10 @@
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
 # first_read first_read_old compare; and, not run by default, multi_tests dask_large
-# multi_bench multi_stats racecheck: the multi-device tests, Dask-CUDA on an array larger than one GPU
+# multi_bench multi_stats racecheck xarray_load: the multi-device tests, Dask-CUDA on an array larger than one GPU
 # (DASK_GPUS, default 0,1; DASK_K: a pytest -k expression), bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default
 # all; MULTI_CASES, MULTI_WAYS, MULTI_REPS) and, after it, the read counters of one GPU and of
-# all GPUs on its arrays) runs only those stages; "first_read_old" (after
+# all GPUs on its arrays, and xarray.load against engine="zarr" at XARRAY_GB) runs only those stages; "first_read_old" (after
 # first_read) and "compare" (not run by default: they need a
 # baseline packed by pack_baseline.sh) times S6/S10 and the first reads of the baseline commit
 # and of this build in the same run, alternating; BENCH_ONLY=s6 limits the S6/S10 stage to one scenario;
@@ -207,6 +207,16 @@ stage "multi-device: C++ and Python tests, memcheck ($(nvidia-smi -L | wc -l) GP
   sanitize memcheck 240 'GpuMultiDevice*' "memcheck multi"
 } > "$out/multi_tests.log" 2>&1
 grep -E "rc [0-9]+$|PASSED|FAILED|passed|failed|ERROR SUMMARY" "$out/multi_tests.log" | head -20
+fi
+
+if [[ " ${STAGES:-} " == *" xarray_load "* ]]; then
+# xr.open_dataset(...).load(), zarrkit's backend against engine="zarr", host memory, on this
+# machine's cores (XARRAY_GB, default 3; both Zarr formats).
+stage "xarray load: ${XARRAY_GB:-3} GB"
+for format in 3 2; do
+  timeout 400 python3 bench/xarray_load.py --dir /tmp/zk_xl --gb "${XARRAY_GB:-3}" --rounds 3 --zarr-format $format
+done > "$out/xarray_load.log" 2>&1
+echo "xarray_load rc $?"; cat "$out/xarray_load.log" | tail -12; rm -rf /tmp/zk_xl
 fi
 
 if [[ " ${STAGES:-} " == *" dask_large "* ]]; then
