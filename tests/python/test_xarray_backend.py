@@ -187,10 +187,10 @@ def test_under_enable_gpu_variables_load_as_cupy(tmp_path, zarr_format):
 @gpu
 def test_under_enable_gpu_chunks_give_dask_variables_of_cupy_blocks(tmp_path):
     import zarrkit
-    from zarrkit.xarray_backend import GPU_CHUNKS
 
     cupy = pytest.importorskip("cupy")
-    pytest.importorskip("dask")
+    pytest.importorskip("dask", reason="Dask is not installed: GPU_CHUNKS makes Dask arrays")
+    from zarrkit.xarray_backend import GPU_CHUNKS
     path, _ = _device_dataset(tmp_path, 3)
     expected = xr.open_dataset(path, engine="zarr").load()
     with zarrkit.config.enable_gpu():
