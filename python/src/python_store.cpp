@@ -4,9 +4,11 @@
 // the GIL released; each call takes the GIL only to call the bridge, which runs the store's
 // coroutines on zarr-python's event loop and waits for them without the GIL. The store
 // says it keeps many requests in flight (batched_gets), so readers hand it whole batches
-// of keys (get_many, get_each): one bridge call, one asyncio.gather of all of them. Values
-// are copied out of the Python objects with the GIL released. Python exceptions become the
-// engine's typed errors, naming the store, the operation and the key.
+// of keys (get_many, get_each): one bridge call, one asyncio.gather of all of them; get_each
+// hands the values over as they arrive. The
+// values stay in the Python objects the store returned, viewed without a copy until the
+// engine is done with them. Python exceptions become the engine's typed errors, naming the
+// store, the operation and the key.
 //
 // The store holds the bridge by a weak reference; zarrkit.storage.ZarrPythonStore holds it
 // strongly. A strong reference from C++ would be invisible to Python's garbage collector, so a
@@ -17,7 +19,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
-#include <cstring>
+#include <memory>
 #include <utility>
 
 #include "bindings.h"
@@ -28,8 +30,9 @@
 namespace zarrkit::python {
 namespace {
 
-// The kind of `error` as one of the engine's error codes.
-ErrorCode error_code_of(const nb::python_error& error) {
+// The kind of the Python exception `error` as one of the engine's error codes.
+ErrorCode error_code_of(nb::handle error) {
+  const auto is = [&](nb::handle type) { return PyErr_GivenExceptionMatches(error.ptr(), type.ptr()) != 0; };
   // An error zarrkit raised itself (a nested zarrkit store, a check in the bridge) keeps its kind.
   static constexpr std::pair<const char*, ErrorCode> zarrkit_errors[] = {
       {"InvalidArgumentError", ErrorCode::kInvalidArgument}, {"DataLossError", ErrorCode::kDataLoss},
@@ -38,71 +41,61 @@ ErrorCode error_code_of(const nb::python_error& error) {
       {"InternalError", ErrorCode::kInternal}};
   const nb::object errors = nb::module_::import_("zarrkit.errors");
   for (const auto& [name, code] : zarrkit_errors) {
-    if (error.matches(errors.attr(name))) return code;
+    if (is(errors.attr(name))) return code;
   }
-  if (error.matches(PyExc_NotImplementedError)) return ErrorCode::kUnsupported;
-  if (error.matches(PyExc_MemoryError)) return ErrorCode::kResourceExhausted;
+  if (is(PyExc_NotImplementedError)) return ErrorCode::kUnsupported;
+  if (is(PyExc_MemoryError)) return ErrorCode::kResourceExhausted;
   // zarr-python's stores refuse writes when read-only with a ValueError; bad keys too.
-  if (error.matches(PyExc_ValueError) || error.matches(PyExc_TypeError)) return ErrorCode::kInvalidArgument;
+  if (is(PyExc_ValueError) || is(PyExc_TypeError)) return ErrorCode::kInvalidArgument;
   // OSError (permissions, network, timeouts) and anything else the store raised.
   return ErrorCode::kIo;
 }
 
-// "TypeName: message" of a Python exception.
-std::string describe_exception(const nb::python_error& error) {
+// "TypeName: message" of the Python exception `error`.
+std::string describe_exception(nb::handle error) {
   std::string type = nb::borrow<nb::str>(error.type().attr("__name__")).c_str();
-  const nb::str text = nb::str(error.value());
+  const nb::str text = nb::str(error);
   std::string message = text.c_str();
   return message.empty() ? type : type + ": " + message;
 }
 
-// Python buffers taken from the bridge's values, released (with the GIL held) on destruction.
-class HeldBuffers {
+// The Python buffers of one batch of values, which the engine's Buffers view without a copy.
+// The batch is released (with the GIL, once) when the last of its Buffers goes.
+class HeldBatch {
  public:
-  HeldBuffers() = default;
-  HeldBuffers(const HeldBuffers&) = delete;
-  HeldBuffers& operator=(const HeldBuffers&) = delete;
-  ~HeldBuffers() {
+  explicit HeldBatch(std::size_t count) { views_.reserve(count); }
+  HeldBatch(const HeldBatch&) = delete;
+  HeldBatch& operator=(const HeldBatch&) = delete;
+  ~HeldBatch() {
+    if (views_.empty() || !nb::is_alive()) return;  // after the interpreter ended there is nothing to release
+    nb::gil_scoped_acquire gil;
     for (Py_buffer& view : views_) PyBuffer_Release(&view);
   }
 
-  // Takes a contiguous view of `object`; its index among the held views.
-  std::size_t hold(nb::handle object) {
+  // A contiguous view of `object`, kept while the Buffer (or a copy or slice of it) lives.
+  // Called with the GIL held.
+  static Buffer view(const std::shared_ptr<HeldBatch>& batch, nb::handle object) {
     Py_buffer view{};
     if (PyObject_GetBuffer(object.ptr(), &view, PyBUF_SIMPLE) != 0) throw nb::python_error();
-    views_.push_back(view);
-    return views_.size() - 1;
-  }
-
-  // A host copy of view `i`. Needs no GIL: the views keep their memory alive.
-  Buffer copy(std::size_t i) const {
-    const Py_buffer& view = views_[i];
-    Buffer out = Buffer::allocate(static_cast<std::size_t>(view.len));
-    if (view.len > 0) std::memcpy(out.data(), view.buf, static_cast<std::size_t>(view.len));
-    return out;
+    batch->views_.push_back(view);  // reserved: no reallocation moves a view already taken
+    // The engine never writes into a fetched value (Store::get), so a read-only buffer is fine.
+    return Buffer::wrap(batch, static_cast<std::byte*>(view.buf), static_cast<std::size_t>(view.len));
   }
 
  private:
   std::vector<Py_buffer> views_;
 };
 
-// Copies the values of a Python sequence (None or bytes-like each) into host buffers:
-// the views are taken with the GIL held, the bytes copied without it. Called with the GIL.
-std::vector<std::optional<Buffer>> copy_values(nb::handle values, std::size_t expected, std::string_view what) {
+// The values of a Python sequence (None or bytes-like each) as host Buffers viewing them.
+// Called with the GIL held.
+std::vector<std::optional<Buffer>> take_values(nb::handle values, std::size_t expected, std::string_view what) {
   const std::size_t count = nb::len(values);
   if (count != expected) fail_io("{}: the store returned {} values for {} requests", what, count, expected);
-  HeldBuffers held;
-  std::vector<std::optional<std::size_t>> index(count);
+  auto batch = std::make_shared<HeldBatch>(count);
+  std::vector<std::optional<Buffer>> out(count);
   for (std::size_t i = 0; i < count; ++i) {
     nb::object value = values[i];
-    if (!value.is_none()) index[i] = held.hold(value);
-  }
-  std::vector<std::optional<Buffer>> out(count);
-  {
-    nb::gil_scoped_release release;
-    for (std::size_t i = 0; i < count; ++i) {
-      if (index[i]) out[i] = held.copy(*index[i]);
-    }
+    if (!value.is_none()) out[i] = HeldBatch::view(batch, value);
   }
   return out;
 }
@@ -179,18 +172,68 @@ class PythonStore final : public Store {
                                               const BufferPrototype& prototype) override {
     for (const std::string& key : keys) validate_key(key);
     if (keys.empty()) return {};
-    const std::string subject = keys.size() == 1 ? quote_key(keys.front())
-                                                 : fmt::format("{} and {} other keys", quote_key(keys.front()), keys.size() - 1);
-    std::vector<std::optional<Buffer>> values = call("read", subject, [&] {
+    std::vector<std::optional<Buffer>> values = call("read", batch_subject(keys), [&] {
       nb::list names;
       for (const std::string& key : keys) names.append(nb::str(key.data(), key.size()));
       nb::object got = live().attr("get_many")(names);
-      return copy_values(got, keys.size(), description_);
+      return take_values(got, keys.size(), description_);
     });
     for (std::optional<Buffer>& value : values) {
       if (value) value = host_value_for(std::move(*value), prototype, description_);
     }
     return values;
+  }
+
+  // The values are handed over as their gets complete, so that the engine decodes the first
+  // while the others are still on the way; `on_value` runs without the GIL.
+  void get_each(std::span<const std::string> keys, const BufferPrototype& prototype,
+                const ValueHandler& on_value) override {
+    for (const std::string& key : keys) validate_key(key);
+    if (keys.empty()) return;
+    const std::string subject = batch_subject(keys);
+    nb::object arrivals = call("read", subject, [&] {
+      nb::list names;
+      for (const std::string& key : keys) names.append(nb::str(key.data(), key.size()));
+      return live().attr("fetch_each")(names);
+    });
+    // However this ends, the gets still on the way are cancelled, and the object let go of, with the GIL.
+    struct Release {
+      nb::object& arrivals;
+      ~Release() {
+        nb::gil_scoped_acquire gil;
+        try {
+          arrivals.attr("cancel")();
+        } catch (nb::python_error& error) {
+          error.discard_as_unraisable("cancelling the gets of a zarr-python store");
+        }
+        arrivals.reset();
+      }
+    } release{arrivals};
+    std::size_t handed = 0;
+    while (handed < keys.size()) {
+      std::vector<std::pair<std::size_t, std::optional<Buffer>>> arrived = call("read", subject, [&] {
+        const nb::object items = arrivals.attr("next")();
+        const std::size_t count = nb::len(items);
+        std::vector<std::pair<std::size_t, std::optional<Buffer>>> out;
+        out.reserve(count);
+        auto batch = std::make_shared<HeldBatch>(count);
+        for (std::size_t k = 0; k < count; ++k) {
+          const nb::object item = items[k];
+          const auto index = nb::cast<std::size_t>(item[0]);
+          if (index >= keys.size()) fail_io("{}: value {} of a batch of {} keys", description_, index, keys.size());
+          const nb::object value = item[1];
+          if (PyExceptionInstance_Check(value.ptr())) fail_with(value, "read", quote_key(keys[index]));
+          out.emplace_back(index, value.is_none() ? std::nullopt : std::optional(HeldBatch::view(batch, value)));
+        }
+        return out;
+      });
+      if (arrived.empty()) fail_io("{}: the store handed over {} of {} values", description_, handed, keys.size());
+      for (auto& [index, value] : arrived) {
+        ++handed;
+        on_value(index, value ? std::optional(host_value_for(std::move(*value), prototype, description_))
+                              : std::nullopt);
+      }
+    }
   }
 
   std::optional<std::vector<Buffer>> get_ranges(std::string_view key, std::span<const ByteRange> ranges,
@@ -201,7 +244,7 @@ class PythonStore final : public Store {
       for (const ByteRange& range : ranges) requests.append(nb::cast(range_tuple(range)));
       nb::object got = live().attr("get_ranges")(nb::str(key.data(), key.size()), requests);
       if (got.is_none()) return std::optional<std::vector<std::optional<Buffer>>>();
-      return std::optional(copy_values(got, ranges.size(), description_));
+      return std::optional(take_values(got, ranges.size(), description_));
     });
     if (!parts) return std::nullopt;
     std::vector<Buffer> out;
@@ -278,6 +321,18 @@ class PythonStore final : public Store {
     return bridge;
   }
 
+  // Throws the typed error for the Python exception `error`. Called with the GIL held.
+  [[noreturn]] void fail_with(nb::handle error, std::string_view operation, std::string_view subject) const {
+    throw_error(error_code_of(error),
+                fmt::format("{}: cannot {} {}: {}", description_, operation, subject, describe_exception(error)));
+  }
+
+  // "\"a/c/0\"", or "\"a/c/0\" and 63 other keys".
+  static std::string batch_subject(std::span<const std::string> keys) {
+    if (keys.size() == 1) return quote_key(keys.front());
+    return fmt::format("{} and {} other keys", quote_key(keys.front()), keys.size() - 1);
+  }
+
   // `subject` names the keys in messages ("\"a/c/0\"").
   template <typename Body>
   auto call(std::string_view operation, std::string_view subject, Body&& body) -> decltype(body()) {
@@ -285,8 +340,7 @@ class PythonStore final : public Store {
     try {
       return body();
     } catch (nb::python_error& error) {
-      throw_error(error_code_of(error),
-                  fmt::format("{}: cannot {} {}: {}", description_, operation, subject, describe_exception(error)));
+      fail_with(error.value(), operation, subject);
     } catch (const nb::cast_error&) {
       fail_io("{}: cannot {} {}: the store bridge returned a value of the wrong type", description_, operation,
               subject);

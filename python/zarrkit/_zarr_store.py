@@ -7,8 +7,10 @@ GIL only to make the call; each method runs the store's coroutines on zarr-pytho
 event loop (``zarr.core.sync``, the loop zarr-python's synchronous API uses, so that stores
 whose sessions belong to that loop, such as fsspec's HTTP and S3 file systems, keep working)
 and waits for them without the GIL. A batch of keys the engine reads together is one
-``asyncio.gather`` of the store's ``get``: all of them in flight at once; so are the byte
-ranges the engine reads of one value (the inner chunks of a shard).
+``asyncio.gather`` of the store's ``get``: all of them in flight at once, the values handed
+over as they arrive (:class:`Arrivals`) so that the engine decodes the first while the others
+are on the way; so are the byte ranges the engine reads of one value (the inner chunks of a
+shard), all at once.
 
 The values come back as objects with the buffer protocol (NumPy arrays viewing the store's
 bytes); the engine copies them into its own buffers without the GIL.
@@ -17,6 +19,7 @@ bytes); the engine copies them into its own buffers without the GIL.
 from __future__ import annotations
 
 import asyncio
+import queue
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
@@ -72,6 +75,11 @@ class ZarrStoreBridge:
         """The values of ``keys`` (None where absent), requested all at once."""
         return self._run(self._get_many(keys))
 
+    def fetch_each(self, keys: Sequence[str]) -> Arrivals:
+        """Requests the values of ``keys`` all at once and returns at once: the values are
+        taken from the result as they arrive."""
+        return Arrivals(self, keys)
+
     def get_ranges(self, key: str, ranges: Sequence[tuple[int, int, int]]) -> list[Any] | None:
         """The byte ranges ``(kind, a, b)`` of the value of ``key``, requested all at once, or
         None when it is absent. Kinds: 0 the whole value, 1 bytes
@@ -110,8 +118,7 @@ class ZarrStoreBridge:
             await self.store._open()
 
     async def _get_many(self, keys: Sequence[str]) -> list[Any]:
-        values = await asyncio.gather(*(self.store.get(key, self._prototype) for key in keys))
-        return [None if value is None else value.as_numpy_array() for value in values]
+        return list(await asyncio.gather(*(self._get_value(key) for key in keys)))
 
     async def _get_ranges(self, key: str, ranges: Sequence[tuple[int, int, int]]) -> list[Any] | None:
         requests = [self._request(kind, a, b) for kind, a, b in ranges]
@@ -174,8 +181,66 @@ class ZarrStoreBridge:
         if not self.store.supports_deletes:
             raise NotImplementedError(f"{self.description} does not support deletes")
 
+    async def _get_value(self, key: str) -> Any:
+        value = await self.store.get(key, self._prototype)
+        return None if value is None else value.as_numpy_array()
+
     def _run(self, coroutine: Awaitable[T]) -> T:
         import zarr
         from zarr.core.sync import sync
 
         return sync(coroutine, timeout=zarr.config.get("async.timeout"))  # type: ignore[arg-type]
+
+
+class Arrivals:
+    """The values of a batch of keys, handed over as their gets complete (the engine's
+    get_each). The gets run on zarr-python's event loop, all of them at once; :meth:`next`
+    waits for the next values without the GIL."""
+
+    def __init__(self, bridge: ZarrStoreBridge, keys: Sequence[str]) -> None:
+        from zarr.core.sync import _get_loop
+
+        loop = _get_loop()  # the loop zarr.core.sync.sync runs coroutines on
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:  # as zarr.core.sync.sync refuses it: waiting there would never end
+            raise RuntimeError("cannot read through a zarr-python store from inside zarr-python's event loop")
+        self._arrived: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
+        self._left = len(keys)
+        self._future = asyncio.run_coroutine_threadsafe(self._fetch_all(bridge, keys), loop)
+
+    async def _fetch_all(self, bridge: ZarrStoreBridge, keys: Sequence[str]) -> None:
+        await asyncio.gather(*(self._fetch(bridge, i, key) for i, key in enumerate(keys)))
+
+    async def _fetch(self, bridge: ZarrStoreBridge, index: int, key: str) -> None:
+        try:
+            self._arrived.put((index, await bridge._get_value(key)))
+        except Exception as e:  # handed over in the value's place: the engine names the key
+            self._arrived.put((index, e))
+
+    def next(self) -> list[tuple[int, Any]]:
+        """(index, value) of the values that have arrived since the last call, at least one
+        (waiting for it), or [] once every value was handed over. A value is None where the
+        key is absent, the exception where its get failed."""
+        if self._left == 0:
+            return []
+        import zarr
+
+        timeout = zarr.config.get("async.timeout")
+        try:
+            items = [self._arrived.get(timeout=timeout)]
+        except queue.Empty:
+            raise TimeoutError(f"no value arrived within {timeout} s (zarr.config's async.timeout)") from None
+        while True:
+            try:
+                items.append(self._arrived.get_nowait())
+            except queue.Empty:
+                break
+        self._left -= len(items)
+        return items
+
+    def cancel(self) -> None:
+        """Cancels the gets still on the way (the engine stopped reading)."""
+        self._future.cancel()

@@ -273,6 +273,63 @@ def test_inner_chunks_of_a_shard_are_fetched_together():
     assert counting.peak == 16, counting.peak
 
 
+class SlowKeyStore(WrapperStore):
+    """Answers the get of `slow` only once `release` is set; records gets that were cancelled."""
+
+    def __init__(self, store, slow):
+        super().__init__(store)
+        self.slow = slow
+        self.release = threading.Event()
+        self.cancelled = threading.Event()
+
+    async def get(self, key, prototype, byte_range=None):
+        if key == self.slow:
+            try:
+                while not self.release.is_set():
+                    await asyncio.sleep(0.005)
+            except asyncio.CancelledError:
+                self.cancelled.set()
+                raise
+        return await self._store.get(key, prototype, byte_range)
+
+
+def test_values_are_handed_over_as_they_arrive():
+    inner = MemoryStore()
+    zarr.create_array(inner, name="a", data=np.arange(40, dtype="i4"), chunks=(10,))
+    store = SlowKeyStore(inner, slow="a/c/1")
+    bridge = ZarrPythonStore(store)._bridge
+    arrivals = bridge.fetch_each(["a/c/0", "a/c/1", "a/c/2", "a/c/9"])
+    first: list = []
+    while len(first) < 3:  # the three others, while the slow one is still on the way
+        first += arrivals.next()
+    assert sorted(i for i, _ in first) == [0, 2, 3]
+    values = dict(first)
+    assert values[3] is None  # absent
+    assert bytes(values[0]) == inner._store_dict["a/c/0"].to_bytes()
+    store.release.set()
+    (index, value), = arrivals.next()
+    assert index == 1 and value is not None
+    assert arrivals.next() == []
+
+
+def test_cancel_stops_the_gets_still_on_the_way():
+    inner = MemoryStore()
+    zarr.create_array(inner, name="a", data=np.arange(40, dtype="i4"), chunks=(10,))
+    store = SlowKeyStore(inner, slow="a/c/1")
+    arrivals = ZarrPythonStore(store)._bridge.fetch_each(["a/c/0", "a/c/1"])
+    assert [i for i, _ in arrivals.next()] == [0]
+    arrivals.cancel()  # what the engine does when a read fails while values are on the way
+    assert store.cancelled.wait(timeout=10)
+
+
+def test_a_corrupt_chunk_is_a_data_loss_error_naming_it():
+    inner = MemoryStore()
+    zarr.create_array(inner, name="a", data=np.arange(40, dtype="i4"), chunks=(10,))
+    inner._store_dict["a/c/2"] = inner._store_dict["a/c/2"][:3]  # a truncated chunk
+    with pytest.raises(zarrkit.errors.DataLossError, match="array 'a' in zarr-python store .*, chunk 'c/2'"):
+        zarrkit.open_array(CountingStore(inner), path="a")[...]
+
+
 def test_python_threads_read_one_store_at_once(tmp_path):
     store = make_store("fsspec-memory", tmp_path)
     data = sample((128, 128), "f4")
