@@ -408,7 +408,7 @@ class ZarrPythonStore(Store):
     ``remote.concurrency`` setting in force when the store is wrapped bounds the values on
     the way); the byte ranges read of one value (the inner chunks of a shard read in part)
     go the same way, one gather of ranged ``get`` calls. Chunks are decoded on zarrkit's
-    threads as their batches arrive, with the GIL released. Writes go through the store's
+    threads as they arrive, with the GIL released. Writes go through the store's
     ``set`` and ``delete`` and are as atomic as the store makes them. A read-only store (or
     one that does not support writes) is read-only here too. Errors the store raises arrive
     as :mod:`zarrkit.errors` classes naming the store, the operation and the key
