@@ -5,10 +5,9 @@
 // coroutines on zarr-python's event loop and waits for them without the GIL. The store
 // says it keeps many requests in flight (batched_gets), so readers hand it whole batches
 // of keys (get_many, get_each): one bridge call, one asyncio.gather of all of them; get_each
-// hands the values over as they arrive. The
-// values stay in the Python objects the store returned, viewed without a copy until the
-// engine is done with them. Python exceptions become the engine's typed errors, naming the
-// store, the operation and the key.
+// hands the values over as they arrive. The values stay in the Python objects the store
+// returned, viewed without a copy until the engine is done with them. Python exceptions
+// become the engine's typed errors, naming the store, the operation and the key.
 //
 // The store holds the bridge by a weak reference; zarrkit.storage.ZarrPythonStore holds it
 // strongly. A strong reference from C++ would be invisible to Python's garbage collector, so a

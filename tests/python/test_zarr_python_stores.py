@@ -483,3 +483,27 @@ def test_not_a_zarr_store():
         ZarrPythonStore({"zarr.json": b"{}"})
     with pytest.raises(TypeError, match="zarr-python store"):
         zarrkit.open_array(object())
+
+
+def test_read_chunks_from_a_zarr_python_store():
+    store = ObjectStore(obstore.store.MemoryStore())
+    data = sample((20, 30), "f4")
+    a = zarrkit.create_array(store, name="a", data=data, chunks=(10, 10), fill_value=-5)
+    first, last, absent = zarrkit.read_chunks(a, store, ["a/c/0/0", "a/c/1/2", "a/c/3/3"])
+    np.testing.assert_array_equal(first, data[:10, :10])
+    np.testing.assert_array_equal(last, data[10:, 20:])
+    np.testing.assert_array_equal(absent, np.full((10, 10), -5, "f4"))
+
+
+def test_xarray_reads_a_zarr_python_store_through_zarrkit():
+    import xarray as xr
+    store = FsspecStore.from_url(f"memory://zarrkit-test-{uuid.uuid4().hex}/ds.zarr")
+    ds = xr.Dataset(
+        {"t": (("y", "x"), sample((30, 40), "f4")), "q": (("y",), np.arange(30, dtype="i2"))},
+        coords={"y": np.arange(30.0), "x": np.arange(40.0)},
+        attrs={"title": "through fsspec"},
+    )
+    ds.to_zarr(store, zarr_format=3, consolidated=False)
+    ours = xr.open_dataset(store, engine="zarrkit")
+    theirs = xr.open_dataset(store, engine="zarr", consolidated=False)
+    xr.testing.assert_identical(ours.load(), theirs.load())
