@@ -37,6 +37,8 @@ void bind_stores(nb::module_& m);
 void bind_arrays(nb::module_& m);
 void bind_groups(nb::module_& m);
 void bind_codecs(nb::module_& m);
+// Stores whose values live in zarr-python stores (python/src/python_store.cpp).
+void bind_python_store(nb::module_& m);
 // Adds coordinate, mask and block selections, resize and append to the Array class.
 void bind_array_selections(nb::class_<Array>& cls);
 // Reads into and writes from device memory (python/src/device_arrays.cpp).

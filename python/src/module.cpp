@@ -6,6 +6,7 @@ NB_MODULE(_zarrkit, m) {
   zarrkit::python::bind_errors(m);
   zarrkit::python::bind_config(m);
   zarrkit::python::bind_stores(m);
+  zarrkit::python::bind_python_store(m);
   zarrkit::python::bind_arrays(m);
   zarrkit::python::bind_groups(m);
   zarrkit::python::bind_codecs(m);

@@ -116,15 +116,19 @@ def read_chunks(
     device: bool | None = None,
 ) -> list[Any]:
     """:func:`decode_chunks` with the chunks read from ``store`` (a ``zarrkit.storage``
-    store) at ``keys`` (full keys in the store; an absent key is the fill value). The reads
+    store or a zarr-python store) at ``keys`` (full keys in the store; an absent key is the fill value). The reads
     happen as the batches need them, into the pinned staging memory of the device batches
     where the GPU takes the bytes as stored (no copy on the host), so this is the faster
     call where zarrkit can open the store itself.
     """
-    from zarrkit.storage import Store
+    from zarrkit.storage import Store, _from_zarr_python_store
 
     if not isinstance(store, Store):
-        raise TypeError(f"read_chunks: store must be a zarrkit.storage store, not {type(store).__name__}")
+        store = _from_zarr_python_store(store) or store
+    if not isinstance(store, Store):
+        raise TypeError(
+            f"read_chunks: store must be a zarrkit.storage store or a zarr-python store, not {type(store).__name__}"
+        )
     keys = [str(k) for k in keys]
     plan = _Plan("read_chunks", metadata, len(keys), selections, out, device)
     if plan.count:

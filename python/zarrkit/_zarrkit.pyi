@@ -115,6 +115,16 @@ def zip_store(path: str, read_only: bool = True, truncate: bool = False) -> Stor
 def open_location(location: str, for_writing: bool = False) -> tuple[Store, str]:
     """Opens the store holding `location` and returns (store, node path)."""
 
+def python_store(bridge: object) -> Store:
+    """
+    A store whose values live in a zarr-python store, reached through a zarrkit._zarr_store.ZarrStoreBridge (held weakly: the caller keeps the bridge for as long as the store is used).
+    """
+
+def python_store_bridge(store: Store) -> object:
+    """
+    The bridge of a store made by python_store (None once it is gone), else None.
+    """
+
 class Array:
     """An array in a store (the engine side of zarrkit.Array)."""
 

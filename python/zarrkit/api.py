@@ -12,7 +12,7 @@ from zarrkit import _codecs, _zarrkit
 from zarrkit._dtype import dtype_spec
 from zarrkit.array import Array
 from zarrkit.attributes import _dumps
-from zarrkit.errors import InvalidArgumentError, NotFoundError
+from zarrkit.errors import InvalidArgumentError, NotFoundError, ReadOnlyError
 from zarrkit.group import Group
 from zarrkit.storage import Store, StoreLike, resolve
 
@@ -45,6 +45,11 @@ def _probe(store: Store, path: str) -> tuple[str, int] | None:
 def _not_found(store: Store, path: str, what: str) -> NotFoundError:
     where = f"'{path}' in " if path else ""
     return NotFoundError(f"no {what} at {where}{store.describe()}")
+
+
+def _check_store_writable(store: Store, what: str) -> None:
+    if store.read_only:
+        raise ReadOnlyError(f"cannot {what} in {store.describe()}: the store is read-only")
 
 
 def _check_format(found: tuple[str, int], zarr_format: int | None, store: Store, path: str) -> None:
@@ -201,6 +206,7 @@ def create_group(
     """Creates a group (and missing groups on its path). An existing group is kept unless
     ``overwrite``, which removes it and everything below it first."""
     resolved, node_path = resolve(store, path, mode="w" if overwrite else "a")
+    _check_store_writable(resolved, "create a group")
     impl = _zarrkit.create_group(resolved._handle, node_path, zarr_format or 3, _dumps(attributes or {}), overwrite)
     return Group(impl, resolved)
 
@@ -389,6 +395,7 @@ def create_array(
         spec["attributes"] = json.loads(_dumps(attributes))
 
     resolved, node_path = resolve(store, name, mode="w" if overwrite else "a")
+    _check_store_writable(resolved, "create an array")
     impl = _zarrkit.create_array(
         resolved._handle, node_path, json.dumps(spec), _fill_bytes(fill_value, dt, zarr_format), overwrite
     )

@@ -5,7 +5,8 @@ Anywhere zarrkit takes a ``store`` you may pass a path (``"data.zarr"``, a
 store, an S3 or HTTP(S) location (``"s3://bucket/data.zarr"``,
 ``"https://host/data.zarr"``), a zip archive (``"data.zip"``, ``"data.zip/group"``), a
 directory read into GPU memory through GPUDirect Storage (``"gds:///abs/data.zarr"``,
-:class:`GDSStore`), or one of these objects.
+:class:`GDSStore`), one of these objects, or any zarr-python store (an instance of
+``zarr.abc.store.Store``: fsspec, obstore, Icechunk, ...; see :class:`ZarrPythonStore`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from zarrkit import _zarrkit
 from zarrkit.errors import ReadOnlyError
 
 __all__ = [
-    "GDSStore", "GpuMemoryStore", "LocalStore", "MemoryStore", "RemoteStore", "Store", "StoreLike", "ZipStore"
+    "GDSStore", "GpuMemoryStore", "LocalStore", "MemoryStore", "RemoteStore", "Store", "StoreLike", "ZarrPythonStore",
+    "ZipStore",
 ]
 
 
@@ -391,12 +393,77 @@ def _remote_store(url: str, read_only: bool) -> RemoteStore:
     return RemoteStore(url, read_only=read_only)
 
 
+class ZarrPythonStore(Store):
+    """A zarr-python store (any ``zarr.abc.store.Store``) read and written by zarrkit's engine.
+
+    fsspec's ``FsspecStore`` (its memory file system, kerchunk-style reference file
+    systems, S3 or HTTP through fsspec), zarr-python's ``ObjectStore`` over obstore's stores,
+    an Icechunk session's store, zarr-python's ``MemoryStore`` and wrappers around any of
+    them. Passing such a store as ``store=`` to :func:`zarrkit.open` and the other functions
+    wraps it in one of these; zarr-python's ``LocalStore`` opens zarrkit's own
+    :class:`LocalStore` on its directory instead.
+
+    The engine keeps many requests in flight: the keys a read needs are fetched in batches,
+    each batch one ``asyncio.gather`` of the store's ``get`` on zarr-python's event loop (the
+    ``remote.concurrency`` setting in force when the store is wrapped bounds the values on
+    the way); the byte ranges read of one value (the inner chunks of a shard read in part)
+    go the same way, one gather of ranged ``get`` calls. Chunks are decoded on zarrkit's
+    threads as they arrive, with the GIL released. Writes go through the store's
+    ``set`` and ``delete`` and are as atomic as the store makes them. A read-only store (or
+    one that does not support writes) is read-only here too. Errors the store raises arrive
+    as :mod:`zarrkit.errors` classes naming the store, the operation and the key
+    (``OSError`` and the store's own failures as :class:`~zarrkit.errors.IoError`).
+    Pickles as the zarr-python store it wraps (where that store pickles).
+    """
+
+    _bridge: Any
+
+    def __init__(self, store: Any) -> None:
+        from zarrkit._zarr_store import ZarrStoreBridge, is_zarr_store
+
+        if not is_zarr_store(store):
+            raise TypeError(f"ZarrPythonStore takes a zarr.abc.store.Store, got {type(store).__name__}")
+        # The engine holds the bridge weakly (python/src/python_store.cpp): this object keeps it.
+        self._bridge = ZarrStoreBridge(store)
+        self._handle = _zarrkit.python_store(self._bridge)
+        self._read_only = False
+
+    @classmethod
+    def _wrap(cls, handle: Any, read_only: bool) -> Store:
+        store = super()._wrap(handle, read_only)
+        store._bridge = _zarrkit.python_store_bridge(handle)
+        return store
+
+    @property
+    def store(self) -> Any:
+        """The zarr-python store."""
+        return self._bridge.store
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_zarr_python_store, (self.store, self._read_only))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ZarrPythonStore) and (self._handle.same_as(other._handle) or self.store == other.store)
+
+    def __hash__(self) -> int:
+        return hash(type(self.store))
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        return f"ZarrPythonStore({self.store!r}{mode})"
+
+
+def _zarr_python_store(store: Any, read_only: bool) -> Store:
+    wrapped = ZarrPythonStore(store)
+    return ZarrPythonStore._wrap(wrapped._handle, read_only) if read_only else wrapped
+
+
 def _scheme(location: str) -> str:
     head, sep, _ = location.partition("://")
     return head.lower() if sep and head[:1].isalpha() and head.isalnum() else ""
 
 
-StoreLike = Store | str | os.PathLike  # what `store=` accepts
+StoreLike = Store | str | os.PathLike  # what `store=` accepts (and zarr-python's stores)
 
 
 def resolve(store: Any, path: str | None, *, mode: str) -> tuple[Store, str]:
@@ -414,6 +481,8 @@ def resolve(store: Any, path: str | None, *, mode: str) -> tuple[Store, str]:
         return store, node_path
     zarr_store = _from_zarr_python_store(store)
     if zarr_store is not None:
+        if zarr_store.read_only and mode in ("r+", "w", "w-"):
+            raise ReadOnlyError(f"cannot open {zarr_store!r} in mode {mode!r}: the store is read-only")
         return resolve(zarr_store, path, mode=mode)
     if isinstance(store, (str, os.PathLike)):
         location = os.fspath(store)
@@ -429,7 +498,7 @@ def resolve(store: Any, path: str | None, *, mode: str) -> tuple[Store, str]:
         wrapped = classes.get(handle.kind, Store)._wrap(handle, not writing)
         return wrapped, _join(inner, node_path)
     raise TypeError(
-        f"store must be a path, 'memory://', or a zarrkit.storage store, got {type(store).__name__}"
+        f"store must be a path, 'memory://', a zarrkit.storage store or a zarr-python store, got {type(store).__name__}"
     )
 
 
@@ -441,7 +510,10 @@ def _from_zarr_python_store(store: Any) -> Store | None:
     # kvikio's GDSStore (a zarr-python LocalStore read into GPU memory): zarrkit's.
     if cls.__module__.startswith("kvikio") and cls.__name__ == "GDSStore":
         return GDSStore(store.root, read_only=bool(getattr(store, "read_only", False)))
-    return None
+    # Any other zarr-python store: read and written through it.
+    from zarrkit._zarr_store import is_zarr_store
+
+    return ZarrPythonStore(store) if is_zarr_store(store) else None
 
 
 def _normalize_path(path: str | None) -> str:
