@@ -23,6 +23,8 @@ AccessPattern planes(const Shape3& shape, int axis, std::uint64_t count) {
   pattern.label = fmt::format("{} {}-plane{} {}", count, kNames[axis], count == 1 ? "" : "s",
                               kSlices[axis]);
   pattern.short_label = fmt::format("{}-planes", kNames[axis]);
+  pattern.kind = PatternKind::kPlanes;
+  pattern.axis = axis;
   for (std::uint64_t i = 0; i < count; ++i) {
     Box box{{0, 0, 0}, shape};
     // Evenly spread, offset by half a step so that planes are not all on chunk borders.
@@ -48,6 +50,7 @@ std::vector<AccessPattern> make_patterns(const Shape3& shape, const PatternOptio
                       ? fmt::format("{} crops {}^3", options.crops, edge[0])
                       : fmt::format("{} crops {}x{}x{}", options.crops, edge[0], edge[1], edge[2]);
     crops.short_label = "crops";
+    crops.kind = PatternKind::kCrops;
     std::mt19937_64 rng(options.seed ^ 0xc0ffee);
     for (std::uint64_t i = 0; i < options.crops; ++i) {
       Box box{{}, edge};

@@ -10,10 +10,14 @@
 
 namespace zarrkit::demo {
 
+enum class PatternKind { kAll, kPlanes, kCrops };
+
 struct AccessPattern {
   std::string label;       // "4 z-planes [z,:,:]"
   std::string short_label; // "z-planes", for the guidance line
   std::vector<Box> boxes;  // read in this order
+  PatternKind kind = PatternKind::kAll;
+  int axis = -1;           // kPlanes: the axis the planes are across (0: z, 1: y, 2: x)
   std::uint64_t logical_bytes() const;
 };
 

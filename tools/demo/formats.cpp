@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 
@@ -28,30 +29,21 @@ std::uint64_t Format::bytes_on_disk() const {
   return total;
 }
 
-ZarrLayout default_v3_layout(const Shape3& chunks) {
-  ZarrLayout layout;
-  layout.zarr_format = 3;
-  layout.chunks = chunks;
-  layout.codecs = nlohmann::json::array({
-      {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
-      {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}},
-  });
-  layout.description = "bytes + zstd level 1";
-  return layout;
+std::uint64_t Format::file_count() const {
+  if (fs::is_regular_file(path_)) return 1;
+  std::uint64_t count = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(path_))
+    if (entry.is_regular_file()) ++count;
+  return count;
 }
 
-ZarrLayout default_v2_layout(const Shape3& chunks) {
-  ZarrLayout layout;
-  layout.zarr_format = 2;
-  layout.chunks = chunks;
-  layout.codecs = {
-      {"compressor",
-       {{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}, {"blocksize", 0}}},
-      {"filters", nullptr},
-  };
-  layout.description = "blosc lz4 clevel 5 + byte shuffle";
-  return layout;
+void Format::timed_write(const SampleField& field) {
+  const auto start = std::chrono::steady_clock::now();
+  write(field);
+  write_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+CacheDrop Format::drop_from_page_cache() { return demo::drop_from_page_cache(path_); }
 
 namespace {
 
@@ -61,12 +53,11 @@ class ZarrFormat final : public Format {
  public:
   ZarrFormat(fs::path path, ZarrLayout layout) : Format(std::move(path)), layout_(std::move(layout)) {}
 
-  std::string name() const override { return fmt::format("zarr v{}", layout_.zarr_format); }
-  bool is_zarr() const override { return true; }
-  std::string detail() const override {
-    return fmt::format("{}, chunks {}x{}x{}", layout_.description, layout_.chunks[0],
-                       layout_.chunks[1], layout_.chunks[2]);
-  }
+  std::string name() const override { return layout_.name; }
+  LayoutRole role() const override { return layout_.role; }
+  std::string detail() const override { return layout_.description; }
+  const Array* zarr_array() const override { return array_ ? &*array_ : nullptr; }
+  std::optional<Shape3> decoded_chunk_shape() const override { return layout_.decoded; }
 
   void write(const SampleField& field) override {
     ArraySpec spec;
@@ -126,12 +117,20 @@ class ZarrFormat final : public Format {
 class RawFormat final : public Format {
  public:
   explicit RawFormat(fs::path path) : Format(std::move(path)) {}
-  ~RawFormat() override {
-    if (map_ != nullptr) munmap(map_, map_size_);
-  }
+  ~RawFormat() override { unmap(); }
 
   std::string name() const override { return "memmap+copy"; }
-  bool is_zarr() const override { return false; }
+  LayoutRole role() const override { return LayoutRole::kRaw; }
+  ByteView mapped_bytes() const override {
+    return {static_cast<const std::byte*>(map_), map_ == nullptr ? 0 : map_size_};
+  }
+  // A mapped page stays in the page cache: unmap, drop, map again.
+  CacheDrop drop_from_page_cache() override {
+    unmap();
+    CacheDrop dropped = Format::drop_from_page_cache();
+    open_for_reading();
+    return dropped;
+  }
   std::string detail() const override { return "raw little-endian float32, C order, 1 thread"; }
 
   void write(const SampleField& field) override {
@@ -182,6 +181,11 @@ class RawFormat final : public Format {
   }
 
  private:
+  void unmap() {
+    if (map_ != nullptr) munmap(map_, map_size_);
+    map_ = nullptr;
+  }
+
   Shape3 shape_{};
   void* map_ = nullptr;
   std::size_t map_size_ = 0;

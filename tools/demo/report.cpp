@@ -14,11 +14,37 @@ std::string format_bytes(std::uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
+std::string times_text(double factor) {
+  return factor >= 10 ? fmt::format("{:.0f}x", factor) : fmt::format("{:.1f}x", factor);
+}
+
 std::string format_seconds(double seconds) {
   if (seconds >= 10) return fmt::format("{:.1f} s", seconds);
   if (seconds >= 1) return fmt::format("{:.2f} s", seconds);
   if (seconds >= 1e-3) return fmt::format("{:.1f} ms", seconds * 1e3);
   return fmt::format("{:.0f} us", seconds * 1e6);
+}
+
+void print_grid(const std::vector<std::vector<std::string>>& rows, std::FILE* out,
+                const std::string& separator) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::string line = "  ";
+    for (std::size_t i = 0; i < rows[r].size(); ++i) {
+      if (i > 0) line += separator;
+      line += i + 1 == rows[r].size() ? rows[r][i] : fmt::format("{:<{}}", rows[r][i], widths[i]);
+    }
+    fmt::print(out, "{}\n", line);
+    if (r == 0) {
+      std::size_t total = 0;
+      for (std::size_t w : widths) total += w;
+      fmt::print(out, "  {}\n", std::string(total + separator.size() * (widths.size() - 1), '-'));
+    }
+  }
 }
 
 std::uint64_t chunk_bytes_touched(const AccessPattern& pattern, const Shape3& chunks) {
@@ -122,8 +148,7 @@ std::string guidance(const Report& report) {
   if (max_amplification > 0) {
     text += fmt::format(
         "  Where memmap wins: with a warm page cache it copies only the bytes asked for, while zarr "
-        "decodes whole\n  chunks ({:.0f}x to {:.0f}x the bytes asked for here; smaller chunks or "
-        "chunks shaped like the reads narrow the gap).\n",
+        "decodes whole\n  chunks ({:.0f}x to {:.0f}x the bytes asked for here;\n  chunks shaped like the reads narrow the gap: section 2).\n",
         min_amplification, max_amplification);
   }
   // Disk: the one thing the raw file cannot win on (it stores every byte).
@@ -134,8 +159,8 @@ std::string guidance(const Report& report) {
     disk += fmt::format("{}{:.0f}% ({})", disk.empty() ? "" : ", ", 100.0 * saved, c.name);
   }
   text += fmt::format(
-      "  Zarr stores {} fewer bytes than the raw file: it pays off when storage or network bandwidth,"
-      " not\n  memory, is the limit (cold reads, object stores, data that compresses well).",
+      "  Zarr stores {} fewer bytes than the raw file: that pays when storage or network bandwidth, not\n"
+      "  memory, is the limit (cold reads and data that compresses: sections 3 and 4).",
       disk);
   return text;
 }

@@ -1,4 +1,5 @@
-// The demo's results table and its one-line guidance.
+// The demo's first results table (one chunk shape for every pattern) and its guidance, and
+// what the other tables share.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,14 @@ void print_table(const Report& report, std::FILE* out);
 // Which format wins where, from the measured numbers; honest about memmap's wins.
 std::string guidance(const Report& report);
 
+// Rows of cells in left-aligned columns as wide as their widest cell, `separator` between
+// them; the first row is the header, underlined.
+void print_grid(const std::vector<std::vector<std::string>>& rows, std::FILE* out,
+                const std::string& separator = " | ");
+
 std::string format_bytes(std::uint64_t bytes);
+// A factor: "3.2x", "170x".
+std::string times_text(double factor);
 std::string format_seconds(double seconds);
 
 }  // namespace zarrkit::demo

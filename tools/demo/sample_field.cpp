@@ -34,8 +34,9 @@ std::vector<float> profile(std::uint64_t n, double waves, double phase) {
 
 }  // namespace
 
-SampleField::SampleField(Shape3 shape, std::uint64_t seed)
-    : shape_(shape), values_(shape[0] * shape[1] * shape[2]) {
+SampleField::SampleField(Shape3 shape, std::uint64_t seed, FieldKind kind)
+    : shape_(shape), kind_(kind), values_(shape[0] * shape[1] * shape[2]) {
+  const bool quantise = kind == FieldKind::kQuantised;
   const auto fz = profile(shape[0], 1.5, 0.3);
   const auto fy = profile(shape[1], 2.0, 1.1);
   const auto fx = profile(shape[2], 3.0, 2.0);
@@ -49,10 +50,19 @@ SampleField::SampleField(Shape3 shape, std::uint64_t seed)
         const std::uint64_t bits = splitmix64(seed ^ (index * 0x2545f4914f6cdd1dull));
         // 24 random bits -> a uniform value in [-0.5, 0.5).
         const float noise = static_cast<float>(bits >> 40) * 0x1p-24f - 0.5f;
-        out[y * shape[2] + x] = 2.0f + fz[z] + fy[y] * fx[x] + kNoise * noise;
+        const float value = 2.0f + fz[z] + fy[y] * fx[x] + kNoise * noise;
+        // Values lie in (-0.1, 4.1): a multiple of the step there is exact in float32.
+        out[y * shape[2] + x] =
+            quantise ? std::nearbyint(value / kQuantisationStep) * kQuantisationStep : value;
       }
     }
   });
+}
+
+std::string SampleField::description() const {
+  if (kind_ == FieldKind::kNoisy) return "smooth + 1% noise, every bit kept";
+  return fmt::format("the same values rounded to steps of 1/{:.0f} (the noise stays, its random low bits go)",
+                     1.0f / kQuantisationStep);
 }
 
 std::optional<std::string> SampleField::mismatch(const Box& box, ByteView data) const {
