@@ -1,7 +1,8 @@
-// `zarrkit export ARRAY OUT.npy [--select EXPR]`: the selection as a NumPy .npy file, in
-// native byte order. The selection is read into memory whole. Variable-length strings become
-// fixed-width NumPy strings as wide as the longest selected one (`<U` for text, `S` for
-// bytes), as `numpy.asarray(zarr_array[...], dtype=str)` would give.
+// `zarrkit export ARRAY OUT.npy [--select EXPR] [--astype TYPE]`: the selection as a NumPy
+// .npy file, in native byte order. The selection is read into memory whole. Variable-length
+// strings become fixed-width NumPy strings as wide as the longest selected one (`<U` for
+// text, `S` for bytes), as `numpy.asarray(zarr_array[...], dtype=str)` would give; types
+// .npy has no name for (bfloat16) are written as the one --astype names (astype.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "zarrkit/app.h"
+#include "zarrkit/astype.h"
 #include "zarrkit/commands.h"
 #include "zarrkit/error.h"
 #include "zarrkit/location.h"
@@ -23,6 +25,7 @@ struct ExportOptions {
   std::string array;
   std::string output;
   std::string select;
+  std::string astype;
 };
 
 // The code points of UTF-8 `text`. The elements of a string array were checked to be valid
@@ -80,11 +83,12 @@ void run_export(const ExportOptions& o) {
   Array array = open_array(o.array);
   // Out-of-range indices and zero steps are the user's mistake too: check before reading.
   as_usage_error("--select " + o.select, [&] { array.selection_shape(selection); });
+  const DataType written = export_type(array.dtype(), o.astype);
   // Read errors already name the store, the array and the chunk key.
   if (array.dtype().is_variable_length()) {
     write_npy(o.output, as_fixed_width(array.read_var(selection)));
   } else {
-    write_npy(o.output, array.read(selection));
+    write_npy(o.output, convert_for_export(array.read(selection), written));
   }
 }
 
@@ -98,6 +102,10 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--select", options->select,
                   "NumPy index expression per axis: 3, 0:10, ::-2, ..., -1, and integer or boolean "
                   "lists ([1,5,9], [True,False]), each list selecting along its own axis");
+  cmd->add_option("--astype", options->astype,
+                  "the element type to write for types .npy has no name for: bfloat16 as float32 or "
+                  "float64 (the same values) or as bfloat16 (its 2-byte patterns, NumPy 'V2', for "
+                  "ml_dtypes)");
   cmd->callback([options] { run_export(*options); });
 }
 
