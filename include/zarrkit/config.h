@@ -105,6 +105,11 @@ struct GpuConfig {
   // undefined behaviour on corrupt input: for data one trusts (docs/gpu.md).
   bool nvcomp_decode = false;
   std::uint64_t nvcomp_min_chunks = 512;
+  // Decode zstd chunks with zarrkit's own GPU kernels (ZARRKIT_ZSTD_KERNELS), which check
+  // every read and write against the chunk's buffers: a corrupt chunk fails alone and is
+  // decoded again on the host, which reports its error. Takes precedence over nvcomp_decode
+  // for zstd. Off until the kernels have been measured on the GPU machine (docs/gpu.md).
+  bool zstd_kernels = false;
   // Arrays on a GdsStore whose chunks are stored as laid out (no codec but bytes and
   // transposes, not sharded) are read by the store straight into device memory rather
   // than through the pinned staging (ZARRKIT_GDS_DIRECT; off only to compare the paths).

@@ -134,6 +134,7 @@ const std::vector<Setting>& settings_table() {
       setting("gpu.devices_sharing_host", &Config::gpu, &GpuConfig::devices_sharing_host),
       setting("gpu.nvcomp_decode", &Config::gpu, &GpuConfig::nvcomp_decode),
       setting("gpu.nvcomp_min_chunks", &Config::gpu, &GpuConfig::nvcomp_min_chunks),
+      setting("gpu.zstd_kernels", &Config::gpu, &GpuConfig::zstd_kernels),
       setting("gpu.gds_direct", &Config::gpu, &GpuConfig::gds_direct),
       setting("gpu.gds_mode", &Config::gpu, &GpuConfig::gds_mode),
       setting("gpu.gds_threads", &Config::gpu, &GpuConfig::gds_threads),
@@ -203,6 +204,7 @@ void bind_config(nb::module_& m) {
         d["chunks_decoded_on_cpu"] = s.chunks_decoded_on_cpu.load();
         d["chunks_missing"] = s.chunks_missing.load();
         d["chunks_decoded_by_nvcomp"] = s.chunks_decoded_by_nvcomp.load();
+        d["chunks_decoded_by_zstd_kernels"] = s.chunks_decoded_by_zstd_kernels.load();
         d["gpu_rejections_recovered"] = s.gpu_rejections_recovered.load();
         d["batches"] = s.batches.load();
         d["bytes_uploaded_pinned"] = s.bytes_uploaded_pinned.load();

@@ -21,7 +21,8 @@ remote.* : the HTTP and S3 stores
     in force when it is opened.
 gpu.* : reads into and writes from GPU memory
     ``gpu.batch_budget_bytes`` (256 MiB), ``gpu.pipeline_depth`` (4),
-    ``gpu.nvcomp_decode`` (False), ``gpu.nvcomp_min_chunks`` (512), ``gpu.gds_direct``,
+    ``gpu.nvcomp_decode`` (False), ``gpu.nvcomp_min_chunks`` (512), ``gpu.zstd_kernels``
+    (False), ``gpu.gds_direct``,
     ``gpu.gds_mode`` (``"auto"``, ``"cufile"``, ``"compat"``), ...
 
 The defaults are zarrkit's, with the ``ZARRKIT_*`` environment variables applied (read

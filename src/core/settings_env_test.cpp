@@ -77,6 +77,8 @@ TEST(SettingsEnvironment, EachVariableSetsItsSetting) {
       {"ZARRKIT_NVCOMP_DECODE", "0", [](const Config& c) { return !c.gpu.nvcomp_decode; }},
       {"ZARRKIT_NVCOMP_MIN_CHUNKS", "16", [](const Config& c) { return c.gpu.nvcomp_min_chunks == 16; }},
       {"ZARRKIT_NVCOMP_MIN_CHUNKS", "0", [](const Config& c) { return c.gpu.nvcomp_min_chunks == 1; }},
+      {"ZARRKIT_ZSTD_KERNELS", "1", [](const Config& c) { return c.gpu.zstd_kernels; }},
+      {"ZARRKIT_ZSTD_KERNELS", "off", [](const Config& c) { return !c.gpu.zstd_kernels; }},
       {"ZARRKIT_GDS_DIRECT", "0", [](const Config& c) { return !c.gpu.gds_direct; }},
       {"ZARRKIT_GDS_DIRECT", "no", [](const Config& c) { return !c.gpu.gds_direct; }},
       {"ZARRKIT_GDS_MODE", "compat", [](const Config& c) { return c.gpu.gds_mode == GdsMode::kCompat; }},
@@ -101,6 +103,9 @@ TEST(SettingsEnvironment, OneVariableChangesOnlyItsSetting) {
   expected = Config{};
   expected.gpu.nvcomp_decode = true;
   EXPECT_EQ(from({{"ZARRKIT_NVCOMP_DECODE", "1"}}), expected);
+  expected = Config{};
+  expected.gpu.zstd_kernels = true;
+  EXPECT_EQ(from({{"ZARRKIT_ZSTD_KERNELS", "yes"}}), expected);
 }
 
 TEST(SettingsEnvironment, ZarrkitsCaBundleComesFirstThenBoto3sThenCurls) {

@@ -9,6 +9,7 @@ DeviceSettings device_settings(const GpuConfig& gpu) {
           .pipeline_depth = std::clamp<std::size_t>(gpu.pipeline_depth, 1, 8),
           .nvcomp_decode = gpu.nvcomp_decode,
           .nvcomp_min_chunks = std::max<std::uint64_t>(gpu.nvcomp_min_chunks, 1),
+          .zstd_kernels = gpu.zstd_kernels,
           .gds_direct = gpu.gds_direct};
 }
 

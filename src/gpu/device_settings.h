@@ -15,6 +15,7 @@ struct DeviceSettings {
   std::size_t pipeline_depth = 0;        // 1 to 8
   bool nvcomp_decode = false;
   std::uint64_t nvcomp_min_chunks = 0;   // at least 1
+  bool zstd_kernels = false;
   bool gds_direct = false;
 };
 

@@ -100,6 +100,7 @@ DEFAULTS = {
     "gpu.devices_sharing_host": 1,
     "gpu.nvcomp_decode": False,
     "gpu.nvcomp_min_chunks": 512,
+    "gpu.zstd_kernels": False,
     "gpu.gds_direct": True,
     "gpu.gds_mode": "auto",
     "gpu.gds_threads": 16,

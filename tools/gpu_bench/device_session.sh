@@ -10,7 +10,8 @@
 # write_tests.log, write_bench.md.
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
-# first_read first_read_old compare; and, not run by default, multi_tests dask_large
+# first_read first_read_old compare; and, not run by default, zstd (zarrkit's zstd kernels:
+# tests, sanitizers, zarrkit_zstd_bench), multi_tests dask_large
 # multi_bench multi_stats racecheck xarray_load: the multi-device tests, Dask-CUDA on an array larger than one GPU
 # (DASK_GPUS, default 0,1; DASK_K: a pytest -k expression), bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default
 # all; MULTI_CASES, MULTI_WAYS, MULTI_REPS) and, after it, the read counters of one GPU and of
@@ -106,6 +107,22 @@ size=full; [[ $quick == --quick ]] && size=small
 timeout 150 python3 bench/gpu/s6_s10.py --dir /tmp/zk_gds --size $size --reps 6 --json "$out/gds.jsonl" --only s6,gds \
   --cases "N none,N blosc-lz4,files" --skip-tensorstore --no-cold 2>&1 | tail -60
 echo "gds rc ${PIPESTATUS[0]}"
+fi
+
+if [[ " ${STAGES:-} " == *" zstd "* ]]; then
+# zarrkit's zstd kernels (not run by default until they have passed here): their GPU tests,
+# compute-sanitizer on the differential set and the damaged frames, and the kernel-only
+# benchmark against nvCOMP's zstd (ZSTD_BENCH_ARGS adds options, e.g. --checksum).
+stage "zstd kernels: tests, sanitizers, kernel-only benchmark"
+{
+  timeout 240 "$work/bin/gpu_tests" --gtest_filter='GpuZstdKernels.*'
+  echo "zstd tests rc $?"
+  sanitize memcheck 240 'GpuZstdKernels.DifferentialSetInOneBatch:GpuZstdKernels.DamagedFrames*' "zstd memcheck"
+  sanitize racecheck 200 'GpuZstdKernels.DifferentialSetInOneBatch' "zstd racecheck"
+} > "$out/zstd_tests.log" 2>&1
+grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/zstd_tests.log"
+timeout 240 "$work/bin/zarrkit_zstd_bench" --total-mib 1024 --reps 6 --json "$out/zstd_bench.json" ${ZSTD_BENCH_ARGS:-}
+echo "zstd bench rc $?"
 fi
 
 if [[ " ${STAGES:-} " == *" racecheck "* ]]; then

@@ -11,6 +11,7 @@ void register_builtin_device_codecs(const CodecRegistry& registry) {
   register_blosc_device_codec(registry);
   register_lz4_device_codec(registry);
   register_nvcomp_device_codecs(registry);
+  register_zstd_device_codec(registry);
   register_delta_device_codec(registry);
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "gpu/batch_support.h"
+#include "gpu/codecs/nvcomp_device.h"
 #include "gpu/codecs/register.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_codec.h"
@@ -156,15 +157,15 @@ class NvcompDevice final : public DeviceBytesCodec {
 
 }  // namespace
 
+std::shared_ptr<const DeviceBytesCodec> make_nvcomp_device(NvcompCodec codec) {
+  return std::make_shared<NvcompDevice>(codec);
+}
+
+// zstd's half (zstd_device.cpp) offers nvCOMP's when its own kernels are not asked for.
 void register_nvcomp_device_codecs(const CodecRegistry& registry) {
-  auto zstd = [](const std::shared_ptr<const Codec>&) -> std::shared_ptr<const DeviceCodec> {
-    return std::make_shared<NvcompDevice>(NvcompCodec::kZstd);
-  };
   auto gzip = [](const std::shared_ptr<const Codec>&) -> std::shared_ptr<const DeviceCodec> {
-    return std::make_shared<NvcompDevice>(NvcompCodec::kGzip);
+    return make_nvcomp_device(NvcompCodec::kGzip);
   };
-  registry.add_device("zstd", zstd);
-  registry.add_device("numcodecs.zstd", zstd);
   registry.add_device("gzip", gzip);
   registry.add_device("numcodecs.gzip", gzip);
 }

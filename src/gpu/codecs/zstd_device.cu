@@ -1,0 +1,138 @@
+// The kernels of the device half of zstd (zstd_device.h): one launch per stage over every
+// block (or frame, or chunk) of a batch. The stages are src/gpu/zstd/'s, which the host
+// tests run against libzstd (the warp-level ones with emulated warps); here they get the
+// hardware's warp operations and the launches' shapes.
+#include "gpu/codecs/zstd_device.h"
+
+#include <algorithm>
+
+#include "gpu/zstd/zstd_stages.cuh"
+
+namespace zarrkit::gpu {
+namespace {
+
+using namespace zstd;
+
+constexpr unsigned kFull = 0xFFFFFFFFu;
+
+// The Warp of zstd_stages.cuh on the device.
+struct DeviceWarp {
+  unsigned lane_;
+  __device__ unsigned lane() const { return lane_; }
+  __device__ void sync() const { __syncwarp(); }
+  __device__ unsigned ballot(bool p) const { return __ballot_sync(kFull, p); }
+  __device__ bool any(bool p) const { return __any_sync(kFull, p) != 0; }
+  __device__ std::uint32_t shfl(std::uint32_t v, unsigned from) const {
+    return __shfl_sync(kFull, v, static_cast<int>(from));
+  }
+  __device__ std::uint32_t shfl_up(std::uint32_t v, unsigned d) const { return __shfl_up_sync(kFull, v, d); }
+  __device__ std::uint32_t shfl_xor(std::uint32_t v, unsigned m) const {
+    return __shfl_xor_sync(kFull, v, static_cast<int>(m));
+  }
+  // Bytes other warps write during the stage are read through L2: a line this SM's L1
+  // cached before they were written could be stale.
+  __device__ std::uint8_t load_shared(const std::uint8_t* p) const { return __ldcg(p); }
+  __device__ std::uint32_t fetch_add(std::uint32_t* p, std::uint32_t v) const { return atomicAdd(p, v); }
+  __device__ std::uint32_t load_progress(std::uint32_t* p) const {
+    const std::uint32_t v = atomicAdd(p, 0u);
+    __threadfence();  // the bytes it covers are read after it
+    return v;
+  }
+  __device__ void publish_progress(std::uint32_t* p, std::uint32_t v) const {
+    __threadfence();  // the warp's bytes (ordered before by sync) are visible first
+    atomicExch(p, v);
+  }
+  __device__ bool failed(const std::int32_t* status) const {
+    return *reinterpret_cast<const volatile std::int32_t*>(status) != 0;
+  }
+  __device__ void fail(std::int32_t* status, std::int32_t code) const { atomicCAS(status, 0, code); }
+  __device__ void pause() const { __nanosleep(200); }
+};
+
+__device__ DeviceWarp this_warp() { return DeviceWarp{threadIdx.x % kWarpLanes}; }
+
+constexpr unsigned kLiteralWarps = 4;
+constexpr unsigned kSequenceWarps = 2;
+constexpr unsigned kExecuteWarps = 4;
+constexpr unsigned kChecksumWarps = 4;
+
+__global__ void __launch_bounds__(kWarpLanes* kLiteralWarps) literals_kernel(ZstdLaunch L) {
+  __shared__ LiteralsWarpMemory memory[kLiteralWarps];
+  DeviceWarp w = this_warp();
+  const std::uint32_t b = blockIdx.x * kLiteralWarps + threadIdx.x / kWarpLanes;
+  if (b < L.block_count) warp_literals(w, L, b, memory[threadIdx.x / kWarpLanes]);
+}
+
+__global__ void __launch_bounds__(kWarpLanes* kSequenceWarps) sequences_kernel(ZstdLaunch L) {
+  __shared__ SequencesWarpMemory memory[kSequenceWarps];
+  DeviceWarp w = this_warp();
+  const std::uint32_t b = blockIdx.x * kSequenceWarps + threadIdx.x / kWarpLanes;
+  if (b < L.block_count) warp_sequences(w, L, b, memory[threadIdx.x / kWarpLanes]);
+}
+
+__global__ void scan_kernel(ZstdLaunch L) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= L.chunk_count) return;
+  std::int32_t* status = L.status + L.chunks[c].status;
+  if (this_warp().failed(status)) return;
+  const std::int32_t e = scan_chunk(L, c);
+  if (e != kOk) this_warp().fail(status, e);
+}
+
+__global__ void __launch_bounds__(kWarpLanes* kExecuteWarps) execute_kernel(ZstdLaunch L) {
+  DeviceWarp w = this_warp();
+  warp_execute_loop(w, L);
+}
+
+__global__ void __launch_bounds__(kWarpLanes* kChecksumWarps) checksum_kernel(ZstdLaunch L) {
+  DeviceWarp w = this_warp();
+  const std::uint32_t f = blockIdx.x * kChecksumWarps + threadIdx.x / kWarpLanes;
+  if (f < L.frame_count) warp_checksum(w, L, f);
+}
+
+unsigned blocks_for(std::uint64_t items, unsigned per_block) {
+  return static_cast<unsigned>((items + per_block - 1) / per_block);
+}
+
+}  // namespace
+
+cudaError_t launch_zstd_decode(const ZstdLaunch& L, cudaStream_t stream, const ZstdStageEvents* events) {
+  if (L.chunk_count == 0) return cudaSuccess;
+  // A chunk of skippable frames only has no blocks, but the scan still checks its size.
+  const bool blocks = L.block_count > 0;
+  cudaError_t e = cudaMemsetAsync(L.counter, 0, sizeof(std::uint32_t), stream);
+  if (e == cudaSuccess && blocks) e = cudaMemsetAsync(L.states, 0, std::size_t{L.block_count} * sizeof(BlockState), stream);
+  if (e != cudaSuccess) return e;
+  int device = 0, sms = 0;
+  if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
+  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
+  auto mark = [&](int stage) {
+    if (events != nullptr && events->after[stage] != nullptr) cudaEventRecord(events->after[stage], stream);
+  };
+  if (blocks) literals_kernel<<<blocks_for(L.block_count, kLiteralWarps), kWarpLanes * kLiteralWarps, 0, stream>>>(L);
+  mark(0);
+  if (blocks) sequences_kernel<<<blocks_for(L.block_count, kSequenceWarps), kWarpLanes * kSequenceWarps, 0, stream>>>(L);
+  mark(1);
+  scan_kernel<<<blocks_for(L.chunk_count, 128), 128, 0, stream>>>(L);
+  mark(2);
+  // Enough warps to fill the device; each takes blocks until none are left.
+  const unsigned execute_blocks = std::min(blocks_for(L.block_count, kExecuteWarps), static_cast<unsigned>(sms) * 16u);
+  if (blocks) execute_kernel<<<execute_blocks, kWarpLanes * kExecuteWarps, 0, stream>>>(L);
+  mark(3);
+  if (L.frame_count > 0) {
+    checksum_kernel<<<blocks_for(L.frame_count, kChecksumWarps), kWarpLanes * kChecksumWarps, 0, stream>>>(L);
+  }
+  mark(4);
+  return cudaGetLastError();
+}
+
+void load_zstd_kernels() {
+  cudaFuncAttributes a;
+  cudaFuncGetAttributes(&a, literals_kernel);
+  cudaFuncGetAttributes(&a, sequences_kernel);
+  cudaFuncGetAttributes(&a, scan_kernel);
+  cudaFuncGetAttributes(&a, execute_kernel);
+  cudaFuncGetAttributes(&a, checksum_kernel);
+}
+
+}  // namespace zarrkit::gpu

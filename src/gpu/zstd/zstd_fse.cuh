@@ -1,0 +1,253 @@
+// FSE for the zstd decoder: table descriptions (normalized counts), decoding tables, and
+// the codes of literals lengths, match lengths and offsets (RFC 8878 sections 3.1.1.3.2.1
+// and 4.1). Host and device (zstd_common.cuh).
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/zstd/zstd_common.cuh"
+
+namespace zarrkit::gpu::zstd {
+
+// ---- Code tables ---------------------------------------------------------------------------
+// Each table is kept once for the host and once in the device's constant memory; the
+// accessors pick the one of the side they run on.
+
+#define ZSTD_LL_BASELINES                                                                              \
+  {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 24, 28, 32, 40, 48, 64, 128, \
+   256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}
+#define ZSTD_LL_BITS \
+  {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+#define ZSTD_ML_BASELINES                                                                                     \
+  {3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17,  18,  19,  20,   21,   22,   23,   24,   25,    \
+   26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 37, 39, 41, 43, 47, 51, 59, 67, 83, 99, 131, 259, 515, 1027, 2051, \
+   4099, 8195, 16387, 32771, 65539}
+#define ZSTD_ML_BITS                                                                                        \
+  {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, \
+   2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+// The predefined distributions (RFC 8878 3.1.1.3.2.2).
+#define ZSTD_LL_DEFAULT \
+  {4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1, -1, -1, -1, -1}
+#define ZSTD_ML_DEFAULT                                                                                         \
+  {1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, \
+   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1}
+#define ZSTD_OF_DEFAULT \
+  {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1}
+
+namespace detail {
+inline constexpr std::uint32_t kLlBaselinesHost[] = ZSTD_LL_BASELINES;
+inline constexpr std::uint8_t kLlBitsHost[] = ZSTD_LL_BITS;
+inline constexpr std::uint32_t kMlBaselinesHost[] = ZSTD_ML_BASELINES;
+inline constexpr std::uint8_t kMlBitsHost[] = ZSTD_ML_BITS;
+inline constexpr std::int16_t kLlDefaultHost[] = ZSTD_LL_DEFAULT;
+inline constexpr std::int16_t kMlDefaultHost[] = ZSTD_ML_DEFAULT;
+inline constexpr std::int16_t kOfDefaultHost[] = ZSTD_OF_DEFAULT;
+#if defined(__CUDACC__)
+__constant__ const std::uint32_t kLlBaselinesDevice[] = ZSTD_LL_BASELINES;
+__constant__ const std::uint8_t kLlBitsDevice[] = ZSTD_LL_BITS;
+__constant__ const std::uint32_t kMlBaselinesDevice[] = ZSTD_ML_BASELINES;
+__constant__ const std::uint8_t kMlBitsDevice[] = ZSTD_ML_BITS;
+__constant__ const std::int16_t kLlDefaultDevice[] = ZSTD_LL_DEFAULT;
+__constant__ const std::int16_t kMlDefaultDevice[] = ZSTD_ML_DEFAULT;
+__constant__ const std::int16_t kOfDefaultDevice[] = ZSTD_OF_DEFAULT;
+#endif
+}  // namespace detail
+
+#if defined(__CUDA_ARCH__)
+#define ZSTD_TABLE(name) detail::name##Device
+#else
+#define ZSTD_TABLE(name) detail::name##Host
+#endif
+
+// ---- Normalized counts -----------------------------------------------------------------------
+
+constexpr std::uint32_t kFseMinLog = 5;
+constexpr std::uint32_t kFseMaxSymbols = 256;  // Huffman weights have up to 256 symbols
+
+// Parses an FSE table description (RFC 8878 4.1.1) from [src, src + size): at most
+// max_symbol + 1 counts (counts[s], -1 meaning "less than 1"), an accuracy log of at most
+// max_log. Sets *symbols (the counts read), *log and *used (bytes of the description).
+// Reading past `size` counts as corrupt; so does a distribution that does not add up.
+ZSTD_HD std::int32_t read_fse_counts(const std::uint8_t* src, std::uint32_t size, std::uint32_t max_symbol,
+                                     std::uint32_t max_log, std::int16_t* counts, std::uint32_t* symbols,
+                                     std::uint32_t* log, std::uint32_t* used) {
+  ForwardBits in{src, size, 0};
+  const std::uint32_t accuracy = in.read(4) + kFseMinLog;
+  if (accuracy > max_log) return kErrFseTable;
+  const std::uint32_t limit = max_symbol + 1;
+  std::int32_t remaining = (1 << accuracy) + 1;
+  std::int32_t threshold = 1 << accuracy;
+  std::uint32_t bits = accuracy + 1;
+  std::uint32_t symbol = 0;
+  bool previous_zero = false;
+  for (;;) {
+    if (previous_zero) {
+      // Runs of zero counts: 2-bit repeat flags, 3 meaning "3 more, and another flag".
+      std::uint32_t flag;
+      do {
+        flag = in.read(2);
+        for (std::uint32_t k = 0; k < flag && symbol < limit; ++k) counts[symbol++] = 0;
+        if (symbol >= limit && flag == 3) break;
+      } while (flag == 3);
+      if (symbol >= limit) break;  // zeros up to the end: the distribution cannot add up
+    }
+    const auto max = static_cast<std::uint32_t>(2 * threshold - 1 - remaining);
+    std::int32_t count;
+    const std::uint32_t low = in.peek(bits - 1);
+    if (low < max) {
+      count = static_cast<std::int32_t>(low);
+      in.skip(bits - 1);
+    } else {
+      std::uint32_t v = in.peek(bits);
+      if (v >= static_cast<std::uint32_t>(threshold)) v -= max;
+      count = static_cast<std::int32_t>(v);
+      in.skip(bits);
+    }
+    --count;  // stored as count + 1; -1 means "less than 1" and takes one slot
+    remaining -= count < 0 ? -count : count;
+    counts[symbol++] = static_cast<std::int16_t>(count);
+    previous_zero = count == 0;
+    if (remaining < threshold) {
+      if (remaining <= 1) break;
+      bits = highbit(static_cast<std::uint32_t>(remaining)) + 1;
+      threshold = 1 << (bits - 1);
+    }
+    if (symbol >= limit) break;
+  }
+  if (remaining != 1) return kErrFseTable;
+  if (in.bytes_used() > size) return kErrFseTable;
+  *symbols = symbol;
+  *log = accuracy;
+  *used = static_cast<std::uint32_t>(in.bytes_used());
+  return kOk;
+}
+
+// ---- Decoding tables -----------------------------------------------------------------------
+
+// Spreads the symbols over the 1 << log cells of a decoding table (RFC 8878 4.1.1): cells
+// of "less than 1" symbols from the top, the others along the step sequence. Then each cell
+// gets the bits to read and the base of the next state. `emit(cell, symbol, bits, base)`
+// stores one cell. `cell_symbol` (1 << log bytes) and `next` (symbols entries) are scratch.
+template <typename Emit>
+ZSTD_HD bool build_fse_cells(const std::int16_t* counts, std::uint32_t symbols, std::uint32_t log,
+                             std::uint8_t* cell_symbol, std::uint16_t* next, Emit emit) {
+  const std::uint32_t size = 1u << log;
+  std::uint32_t high = size - 1;
+  for (std::uint32_t s = 0; s < symbols; ++s) {
+    if (counts[s] == -1) {
+      cell_symbol[high--] = static_cast<std::uint8_t>(s);
+      next[s] = 1;
+    } else {
+      next[s] = static_cast<std::uint16_t>(counts[s]);
+    }
+  }
+  const std::uint32_t mask = size - 1;
+  const std::uint32_t step = (size >> 1) + (size >> 3) + 3;
+  std::uint32_t position = 0;
+  for (std::uint32_t s = 0; s < symbols; ++s) {
+    for (std::int32_t i = 0; i < counts[s]; ++i) {
+      cell_symbol[position] = static_cast<std::uint8_t>(s);
+      do {
+        position = (position + step) & mask;
+      } while (position > high);
+    }
+  }
+  if (position != 0) return false;  // the counts did not fill the table exactly
+  for (std::uint32_t cell = 0; cell < size; ++cell) {
+    const std::uint32_t s = cell_symbol[cell];
+    const std::uint32_t state = next[s]++;
+    const std::uint32_t bits = log - highbit(state);
+    emit(cell, s, bits, (state << bits) - size);
+  }
+  return true;
+}
+
+// A cell of the tables of literals lengths, match lengths and offsets: the code's baseline
+// and extra bits, and the transition to the next state.
+struct SequenceCell {
+  std::uint32_t baseline;
+  std::uint8_t extra_bits;
+  std::uint8_t bits;
+  std::uint16_t next_base;
+};
+
+// The largest table of each kind, in cells.
+constexpr std::uint32_t kSequenceTableCells[3] = {1u << kLiteralsLengthMaxLog, 1u << kOffsetMaxLog,
+                                                  1u << kMatchLengthMaxLog};
+
+ZSTD_HD SequenceCell code_cell(std::uint32_t kind, std::uint32_t code) {
+  SequenceCell c{};
+  if (kind == kLiteralsLengths) {
+    c.baseline = ZSTD_TABLE(kLlBaselines)[code];
+    c.extra_bits = ZSTD_TABLE(kLlBits)[code];
+  } else if (kind == kMatchLengths) {
+    c.baseline = ZSTD_TABLE(kMlBaselines)[code];
+    c.extra_bits = ZSTD_TABLE(kMlBits)[code];
+  } else {  // offsets: Offset_Value = (1 << code) + code extra bits
+    c.baseline = 1u << code;
+    c.extra_bits = static_cast<std::uint8_t>(code);
+  }
+  return c;
+}
+
+ZSTD_HD std::uint32_t max_code(std::uint32_t kind) {
+  return kind == kLiteralsLengths ? kMaxLiteralsLengthCode : kind == kMatchLengths ? kMaxMatchLengthCode : kMaxOffsetCode;
+}
+ZSTD_HD std::uint32_t max_log(std::uint32_t kind) {
+  return kind == kLiteralsLengths ? kLiteralsLengthMaxLog : kind == kMatchLengths ? kMatchLengthMaxLog : kOffsetMaxLog;
+}
+
+// Scratch of one table build.
+struct FseScratch {
+  std::int16_t counts[kFseMaxSymbols];
+  std::uint16_t next[kFseMaxSymbols];
+  std::uint8_t cell_symbol[1u << kLiteralsLengthMaxLog];
+};
+
+// Builds the decoding table a TableRef names into `table` (kSequenceTableCells[kind]
+// cells) and sets *log; the description lies in `chunk` (the chunk's input).
+ZSTD_HD std::int32_t build_sequence_table(const std::uint8_t* chunk, const TableRef& ref, std::uint32_t kind,
+                                          SequenceCell* table, std::uint32_t* log, FseScratch& scratch) {
+  if (ref.mode == kRleTable) {
+    if (ref.rle_symbol > max_code(kind)) return kErrFseTable;
+    table[0] = code_cell(kind, ref.rle_symbol);
+    table[0].bits = 0;
+    table[0].next_base = 0;
+    *log = 0;
+    return kOk;
+  }
+  std::uint32_t symbols = 0, accuracy = 0;
+  if (ref.mode == kPredefinedTable) {
+    const std::int16_t* d = kind == kLiteralsLengths ? ZSTD_TABLE(kLlDefault)
+                            : kind == kMatchLengths  ? ZSTD_TABLE(kMlDefault)
+                                                     : ZSTD_TABLE(kOfDefault);
+    symbols = kind == kLiteralsLengths ? 36 : kind == kMatchLengths ? 53 : 29;
+    accuracy = kind == kOffsets ? 5 : 6;
+    for (std::uint32_t s = 0; s < symbols; ++s) scratch.counts[s] = d[s];
+  } else {
+    if (ref.src > ref.limit) return kErrFseTable;
+    std::uint32_t used = 0;
+    const std::int32_t e = read_fse_counts(chunk + ref.src, ref.limit - ref.src, max_code(kind), max_log(kind),
+                                           scratch.counts, &symbols, &accuracy, &used);
+    if (e != kOk) return e;
+  }
+  const bool ok = build_fse_cells(scratch.counts, symbols, accuracy, scratch.cell_symbol, scratch.next,
+                                  [&](std::uint32_t cell, std::uint32_t symbol, std::uint32_t bits, std::uint32_t base) {
+                                    SequenceCell c = code_cell(kind, symbol);
+                                    c.bits = static_cast<std::uint8_t>(bits);
+                                    c.next_base = static_cast<std::uint16_t>(base);
+                                    table[cell] = c;
+                                  });
+  if (!ok) return kErrFseTable;
+  *log = accuracy;
+  return kOk;
+}
+
+// A cell of the FSE table of Huffman weights.
+struct WeightCell {
+  std::uint8_t symbol;
+  std::uint8_t bits;
+  std::uint16_t next_base;
+};
+
+}  // namespace zarrkit::gpu::zstd

@@ -1,0 +1,185 @@
+// The warp-level stages the kernels run (zstd_stages.cuh), on the host with emulated warps
+// (zstd_emulated_warp.h: 32 threads each, several warps at once, so the blocks of a frame
+// run side by side and wait for each other's bytes), against the host decoder and libzstd:
+// the differential set, frames of many blocks, and damaged frames. Output slots are followed
+// by guard bytes that must stay untouched; the sanitizer build checks every access.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "gpu/zstd/zstd_batch.h"
+#include "gpu/zstd/zstd_emulated_warp.h"
+#include "gpu/zstd/zstd_host_decoder.h"
+#include "gpu/zstd/zstd_mutations.h"
+
+namespace zarrkit::gpu::zstd {
+namespace {
+
+using testing::Bytes;
+
+constexpr std::uint8_t kPoison = 0xA5;
+constexpr std::size_t kGuard = 64;
+
+// Chunks in host memory, planned and laid out as the device half lays out a batch.
+class HostBatch {
+ public:
+  HostBatch(const std::vector<Bytes>& inputs, const std::vector<std::uint64_t>& sizes) : inputs_(inputs), sizes_(sizes) {
+    const std::size_t n = inputs.size();
+    errors_.assign(n, kOk);
+    std::vector<std::uint64_t> in, out;
+    for (std::size_t i = 0; i < n; ++i) {
+      outputs_.push_back(std::make_unique<std::uint8_t[]>(sizes[i] + 2 * kGuard));
+      std::memset(outputs_.back().get(), kPoison, sizes[i] + 2 * kGuard);
+      ZstdPlannedChunk p;
+      if (!plan_zstd_chunk(inputs_[i].data(), inputs_[i].size(), sizes[i], p, &errors_[i])) continue;
+      p.status = static_cast<std::uint32_t>(i);
+      planned_.push_back(std::move(p));
+      in.push_back(reinterpret_cast<std::uint64_t>(inputs_[i].data()));
+      out.push_back(reinterpret_cast<std::uint64_t>(outputs_[i].get() + kGuard));
+    }
+    std::vector<const ZstdPlannedChunk*> chunks;
+    for (const auto& p : planned_) chunks.push_back(&p);
+    scratch_.resize(zstd_scratch_bytes(chunks) / 8 + 1);
+    const auto scratch = reinterpret_cast<std::uint64_t>(scratch_.data());
+    EXPECT_TRUE(build_zstd_tables(chunks, in, out, scratch, tables_));
+    status_.assign(n, kOk);
+    launch_ = zstd_launch(tables_, tables_.chunks.data(), tables_.frames.data(), tables_.blocks.data(), scratch,
+                          status_.data());
+  }
+
+  void run(unsigned warps) { testing::run_stages_emulated(launch_, warps); }
+
+  std::int32_t status(std::size_t i) const { return errors_[i] != kOk ? errors_[i] : status_[i]; }
+  Bytes output(std::size_t i) const { return Bytes(outputs_[i].get() + kGuard, outputs_[i].get() + kGuard + sizes_[i]); }
+  bool guards_intact(std::size_t i) const {
+    const std::uint8_t* o = outputs_[i].get();
+    for (std::size_t k = 0; k < kGuard; ++k) {
+      if (o[k] != kPoison || o[kGuard + sizes_[i] + k] != kPoison) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<Bytes> inputs_;
+  std::vector<std::uint64_t> sizes_;
+  std::vector<std::unique_ptr<std::uint8_t[]>> outputs_;
+  std::vector<std::int32_t> errors_, status_;
+  std::vector<ZstdPlannedChunk> planned_;
+  std::vector<std::uint64_t> scratch_;
+  ZstdTables tables_;
+  ZstdLaunch launch_;
+};
+
+// Runs the chunks through the emulated stages and checks each against the host decoder:
+// the same verdict, the same bytes; `expected` (where not null): the right bytes.
+void expect_stages_equal_host(const std::vector<Bytes>& inputs, const std::vector<std::uint64_t>& sizes,
+                              const std::vector<std::string>& names, const std::vector<const Bytes*>& expected,
+                              unsigned warps) {
+  HostBatch batch(inputs, sizes);
+  batch.run(warps);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Bytes host(sizes[i]);
+    const HostDecodeResult h = decode_on_host(inputs[i].data(), inputs[i].size(), host.data(), sizes[i]);
+    const bool host_ok = h.error == kOk && h.size == sizes[i];
+    const std::int32_t s = batch.status(i);
+    const std::string what = names[i] + ": stages say " + error_name(s) + ", the host decoder " +
+                             (host_ok ? "ok" : error_name(h.error));
+    ASSERT_TRUE(batch.guards_intact(i)) << what << ": a stage wrote outside the output";
+    ASSERT_EQ(s == kOk, host_ok) << what;
+    if (!host_ok) continue;
+    const Bytes got = batch.output(i);
+    ASSERT_TRUE(got == host) << what << ": the bytes differ from the host decoder's";
+    if (i < expected.size() && expected[i] != nullptr) {
+      ASSERT_TRUE(got == *expected[i]) << what << ": wrong bytes";
+    }
+  }
+}
+
+// Emulated warps switch lanes at every collective: the sets here are kept small.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kLargestFrame = 100000;  // the sanitizers' build is ten times slower
+constexpr int kDamaged = 150;
+#else
+constexpr std::size_t kLargestFrame = 200000;
+constexpr int kDamaged = 300;
+#endif
+
+TEST(ZstdWarpStages, DifferentialSetEqualsTheHostDecoder) {
+  std::vector<Bytes> inputs;
+  std::vector<std::uint64_t> sizes;
+  std::vector<std::string> names;
+  std::vector<const Bytes*> expected;
+  const std::vector<testing::Frame> frames = testing::standard_frames(true);
+  for (const auto& f : frames) {
+    if (f.original.size() > kLargestFrame) continue;
+    inputs.push_back(f.bytes);
+    sizes.push_back(f.original.size());
+    names.push_back(f.name);
+    expected.push_back(&f.original);
+    if (inputs.size() % 4 == 0) {  // some with one byte more of output: refused
+      inputs.push_back(f.bytes);
+      sizes.push_back(f.original.size() + 1);
+      names.push_back(f.name + ", output one byte larger");
+      expected.push_back(nullptr);
+    }
+  }
+  ASSERT_GT(inputs.size(), 30u);
+  expect_stages_equal_host(inputs, sizes, names, expected, 3);
+}
+
+// Frames of many small blocks whose matches reach back across blocks: with several warps,
+// blocks run at once and wait for the bytes of the blocks before them.
+TEST(ZstdWarpStages, BlocksOfAFrameWaitForEachOther) {
+  std::vector<Bytes> inputs, originals;
+  std::vector<std::string> names;
+  for (int k = 0; k < 4; ++k) {
+    testing::Settings s;
+    s.level = k + 1;
+    s.window_log = 17;
+    s.single_block_flush = k % 2 == 0;  // blocks of about 1000 bytes
+    s.checksum = k == 1;
+    originals.push_back(k == 3 ? testing::repeated(kLargestFrame / 2, kLargestFrame / 7 + 1, 3) : testing::text(kLargestFrame / 2, 40 + k));
+    inputs.push_back(testing::compress(originals.back(), s));
+    names.push_back("frame of many blocks " + std::to_string(k));
+  }
+  std::vector<std::uint64_t> sizes;
+  std::vector<const Bytes*> expected;
+  for (const auto& o : originals) {
+    sizes.push_back(o.size());
+    expected.push_back(&o);
+  }
+  for (unsigned warps : {2u, 5u}) expect_stages_equal_host(inputs, sizes, names, expected, warps);
+}
+
+TEST(ZstdWarpStages, DamagedFramesFailAloneAndNeverDecodeWrong) {
+  std::vector<testing::Frame> frames;
+  for (auto& f : testing::standard_frames(true)) {
+    if (f.original.size() <= kLargestFrame / 2) frames.push_back(std::move(f));
+  }
+  std::vector<testing::HeaderSpots> spots;
+  for (const auto& f : frames) spots.push_back(testing::header_spots(f.bytes));
+  std::mt19937 rng(99);
+  std::vector<Bytes> inputs;
+  std::vector<std::uint64_t> sizes;
+  std::vector<std::string> names;
+  std::vector<const Bytes*> expected;
+  for (int i = 0; i < kDamaged; ++i) {
+    const std::size_t k = static_cast<std::size_t>(i) % frames.size();
+    inputs.push_back(testing::mutate(frames[k].bytes, frames[rng() % frames.size()].bytes, spots[k], rng));
+    sizes.push_back(frames[k].original.size());
+    names.push_back(frames[k].name + ", mutation " + std::to_string(i));
+    expected.push_back(nullptr);
+  }
+  for (std::size_t k = 0; k < frames.size(); k += 3) {  // undamaged ones among them
+    inputs.push_back(frames[k].bytes);
+    sizes.push_back(frames[k].original.size());
+    names.push_back(frames[k].name + ", undamaged");
+    expected.push_back(&frames[k].original);
+  }
+  expect_stages_equal_host(inputs, sizes, names, expected, 3);
+}
+
+}  // namespace
+}  // namespace zarrkit::gpu::zstd
