@@ -1,5 +1,5 @@
 // The warp-level stages of zstd_stages.cuh run on the host, for the tests: each emulated
-// warp is one thread running its 32 lanes as fibers (ucontext), which switch at every
+// warp is one thread running its 32 lanes as fibers, which switch at every
 // collective (ballot, shuffles, sync): the same code the kernels run, with its per-lane
 // branches, runs here lane by lane under the sanitizers, and several warps run at once, so
 // the blocks of a frame wait for each other's bytes as on the device. Memory operations take
@@ -10,6 +10,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -19,14 +20,81 @@
 
 #include "gpu/zstd/zstd_stages.cuh"
 
+#include <pthread.h>
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+// Switching lanes is the cost of the emulation: on x86-64, a switch saves the callee-saved
+// registers on the stack and swaps stack pointers (swapcontext would also make a system call
+// for the signal mask at every switch); elsewhere, ucontext.
+#if defined(__x86_64__) && defined(__linux__)
+#define ZARRKIT_FIBER_SWITCH 1
+extern "C" void zarrkit_fiber_switch(void** save_sp, void* load_sp);
+asm(R"(
+  .text
+  .weak zarrkit_fiber_switch
+  .type zarrkit_fiber_switch,@function
+zarrkit_fiber_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size zarrkit_fiber_switch,.-zarrkit_fiber_switch
+)");
+#endif
+
 namespace zarrkit::gpu::zstd::testing {
 
-// The 32 lanes of one emulated warp. A lane runs until it meets the others at a collective,
-// then the next lane runs; the last lane to arrive goes on.
+// Where a lane (or the warp's own thread) left off.
+struct FiberContext {
+#if defined(ZARRKIT_FIBER_SWITCH)
+  void* sp = nullptr;
+#else
+  ucontext_t uc{};
+#endif
+};
+
+// A context that starts `entry` (which never returns) on stack [stack, stack + size).
+inline void prepare_fiber(FiberContext& c, char* stack, std::size_t size, void (*entry)()) {
+#if defined(ZARRKIT_FIBER_SWITCH)
+  auto top = (reinterpret_cast<std::uintptr_t>(stack) + size) & ~std::uintptr_t{15};
+  auto** sp = reinterpret_cast<void**>(top);
+  *--sp = nullptr;                            // entry's return address: it never returns
+  *--sp = reinterpret_cast<void*>(entry);     // where the first switch returns to
+  for (int r = 0; r < 6; ++r) *--sp = nullptr;  // rbp, rbx, r12-r15
+  c.sp = sp;
+#else
+  if (getcontext(&c.uc) != 0) throw std::runtime_error("getcontext");
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = size;
+  c.uc.uc_link = nullptr;
+  makecontext(&c.uc, entry, 0);
+#endif
+}
+
+inline void jump_fiber(FiberContext& from, FiberContext& to) {
+#if defined(ZARRKIT_FIBER_SWITCH)
+  zarrkit_fiber_switch(&from.sp, to.sp);
+#else
+  swapcontext(&from.uc, &to.uc);
+#endif
+}
+
+// The 32 lanes of one emulated warp, run on the calling thread. A lane runs until it meets
+// the others at a collective, then the next lane runs; the last lane to arrive goes on.
 class FiberWarp {
  public:
   static constexpr std::size_t kStackBytes = std::size_t{1} << 20;
@@ -36,24 +104,28 @@ class FiberWarp {
     body_ = [&body](unsigned lane) { body(lane); };
     for (unsigned l = 0; l < kWarpLanes; ++l) {
       stacks_[l] = std::make_unique<char[]>(kStackBytes);
-      if (getcontext(&lanes_[l]) != 0) throw std::runtime_error("getcontext");
-      lanes_[l].uc_stack.ss_sp = stacks_[l].get();
-      lanes_[l].uc_stack.ss_size = kStackBytes;
-      lanes_[l].uc_link = &scheduler_;
-      const auto self = reinterpret_cast<std::uintptr_t>(this);
-      makecontext(&lanes_[l], reinterpret_cast<void (*)()>(&FiberWarp::start), 3, static_cast<unsigned>(self >> 32),
-                  static_cast<unsigned>(self & 0xFFFFFFFFu), l);
-      done_[l] = false;
+      prepare_fiber(lanes_[l], stacks_[l].get(), kStackBytes, &FiberWarp::entry);
     }
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* low = nullptr;
+      std::size_t size = 0;
+      pthread_attr_getstack(&attr, &low, &size);
+      pthread_attr_destroy(&attr);
+      thread_bottom_ = low;
+      thread_size_ = size;
+    }
+    current() = this;
     // The lanes switch among themselves at collectives; a lane that ends comes back here.
     for (bool all_done = false; !all_done;) {
       all_done = true;
       for (unsigned l = 0; l < kWarpLanes; ++l) {
         if (done_[l]) continue;
         all_done = false;
-        switch_to(&scheduler_, &lanes_[l], stacks_[l].get());
+        switch_to(thread_, l);
       }
     }
+    current() = nullptr;
   }
 
   // Waits until every lane has arrived (called by lane `lane`); the last one goes on.
@@ -69,52 +141,64 @@ class FiberWarp {
       for (unsigned k = 1; k < kWarpLanes && next == lane; ++k) {
         if (!done_[(lane + k) % kWarpLanes]) next = (lane + k) % kWarpLanes;
       }
-      // On the device this would hang the warp: a collective the other lanes left.
-      if (next == lane) throw std::logic_error("a lane waits at a collective the others have left");
-      switch_to(&lanes_[lane], &lanes_[next], stacks_[next].get());
+      // On the device this would hang the warp: a collective the other lanes have left.
+      if (next == lane) std::abort();
+      switch_to(lanes_[lane], next);
     }
   }
 
   std::array<std::uint32_t, kWarpLanes> slot{};
 
  private:
-  static void start(unsigned high, unsigned low, unsigned lane) {
-    auto* self = reinterpret_cast<FiberWarp*>(std::uintptr_t{high} << 32 | low);
+  static FiberWarp*& current() {
+    thread_local FiberWarp* warp = nullptr;
+    return warp;
+  }
+
+  // The first code of a lane: the lane started is the one switch_to marked.
+  static void entry() {
+    FiberWarp* self = current();
+    const unsigned lane = self->starting_;
 #if defined(__SANITIZE_ADDRESS__)
-    // Switched to from the scheduler: AddressSanitizer tells where its stack is.
-    __sanitizer_finish_switch_fiber(nullptr, &self->scheduler_bottom_, &self->scheduler_size_);
+    __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
     self->body_(lane);
     self->done_[lane] = true;
+    // Back to the warp's thread for good (this stack is not resumed).
 #if defined(__SANITIZE_ADDRESS__)
-    __sanitizer_start_switch_fiber(nullptr, self->scheduler_bottom_, self->scheduler_size_);  // this fiber ends
+    __sanitizer_start_switch_fiber(nullptr, self->thread_bottom_, self->thread_size_);
 #endif
+    jump_fiber(self->lanes_[lane], self->thread_);
+    std::abort();
   }
 
-  // `to_stack`: the stack of the lane switched to, or null for the scheduler's.
-  void switch_to(ucontext_t* from, ucontext_t* to, const char* to_stack) {
+  // From the context `from` (the thread's or a lane's) to lane `to`.
+  void switch_to(FiberContext& from, unsigned to) {
+    if (!started_[to]) {
+      started_[to] = true;
+      starting_ = to;
+    }
 #if defined(__SANITIZE_ADDRESS__)
     void* fake = nullptr;
-    const void* bottom = to_stack != nullptr ? static_cast<const void*>(to_stack) : scheduler_bottom_;
-    const std::size_t size = to_stack != nullptr ? kStackBytes : scheduler_size_;
-    __sanitizer_start_switch_fiber(&fake, bottom, size);
-    swapcontext(from, to);
+    __sanitizer_start_switch_fiber(&fake, stacks_[to].get(), kStackBytes);
+    jump_fiber(from, lanes_[to]);
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #else
-    (void)to_stack;
-    swapcontext(from, to);
+    jump_fiber(from, lanes_[to]);
 #endif
   }
 
   std::function<void(unsigned)> body_;
-  ucontext_t scheduler_{};
-  std::array<ucontext_t, kWarpLanes> lanes_{};
+  FiberContext thread_;
+  std::array<FiberContext, kWarpLanes> lanes_{};
   std::array<std::unique_ptr<char[]>, kWarpLanes> stacks_;
   std::array<bool, kWarpLanes> done_{};
+  std::array<bool, kWarpLanes> started_{};
+  unsigned starting_ = 0;
   unsigned arrived_ = 0;
   std::uint64_t generation_ = 0;
-  const void* scheduler_bottom_ = nullptr;
-  std::size_t scheduler_size_ = 0;
+  const void* thread_bottom_ = nullptr;
+  std::size_t thread_size_ = 0;
 };
 
 // The Warp of zstd_stages.cuh for one lane of a FiberWarp.
