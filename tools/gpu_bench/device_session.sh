@@ -11,7 +11,7 @@
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
 # first_read first_read_old compare; and, not run by default, zstd (zarrkit's zstd kernels:
-# tests, sanitizers, zarrkit_zstd_bench), multi_tests dask_large
+# tests, sanitizers, zarrkit_zstd_bench), wheel_gpu (a zarrkit-*.whl put in the carry folder), multi_tests dask_large
 # multi_bench multi_stats racecheck xarray_load: the multi-device tests, Dask-CUDA on an array larger than one GPU
 # (DASK_GPUS, default 0,1; DASK_K: a pytest -k expression), bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default
 # all; MULTI_CASES, MULTI_WAYS, MULTI_REPS) and, after it, the read counters of one GPU and of
@@ -128,9 +128,22 @@ fi
 if [[ " ${STAGES:-} " == *" racecheck "* ]]; then
 # racecheck alone, on SANITIZER_FILTER (default: the device reads), RACECHECK_SECONDS long.
 stage "compute-sanitizer racecheck"
-sanitize racecheck "${RACECHECK_SECONDS:-400}" "${SANITIZER_FILTER:-GpuShardRead.*:GpuRead.*}" "racecheck" \
-  > "$out/racecheck.log" 2>&1
-grep -E "rc [0-9]+|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/racecheck.log"
+# RACECHECK_EACH=1: each test in a process of its own (RACECHECK_SECONDS each, default 90),
+# so one slow test neither stops the others nor inherits their pools.
+filter=${SANITIZER_FILTER:-GpuShardRead.*:GpuRead.*}
+if [[ -n ${RACECHECK_EACH:-} ]]; then
+  "$work/bin/gpu_tests" --gtest_list_tests --gtest_filter="$filter" |
+    awk '/^[^ ]/{suite=$1} /^  /{print suite $1}' | while read -r test; do
+      t0=$SECONDS
+      sanitize racecheck "${RACECHECK_SECONDS:-90}" "$test" "racecheck $test" > "$out/racecheck_one.log" 2>&1
+      echo "$(grep -E '^racecheck .* rc [0-9]+' "$out/racecheck_one.log") $((SECONDS - t0)) s; $(grep -E 'RACECHECK SUMMARY' "$out/racecheck_one.log")"
+    done > "$out/racecheck.log" 2>&1
+  rm -f "$out/racecheck_one.log"
+  cat "$out/racecheck.log"
+else
+  sanitize racecheck "${RACECHECK_SECONDS:-400}" "$filter" "racecheck" > "$out/racecheck.log" 2>&1
+  grep -E "rc [0-9]+|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/racecheck.log"
+fi
 fi
 
 if wanted sanitizers; then
@@ -269,6 +282,21 @@ for arr in /tmp/zk_mg/*.zarr; do
     timeout 120 python3 bench/gpu/read_stats.py "$arr" --reps 4 --devices "$(nvidia-smi -L | wc -l)" --set "$setting"
   done
 done 2>&1 | tee "$out/multi_stats.log" | tail -40
+fi
+
+if [[ " ${STAGES:-} " == *" wheel_gpu "* ]]; then
+# The self-contained wheel (scripts/build-wheel --cuda ON, cp312) put beside the carry as
+# zarrkit-*.whl: installed with --no-index into a fresh venv that sees only the machine's own
+# packages (NumPy, CuPy), then tests/wheel/smoke.py --gpu reads into CuPy through it.
+stage "the wheel, installed with --no-index, reading into GPU memory"
+{
+  python3 -m venv --system-site-packages /tmp/zk_wheel_venv &&
+    /tmp/zk_wheel_venv/bin/python -m pip install -q --no-index --no-deps --no-cache-dir "$carry"/zarrkit-*.whl &&
+    (cd /tmp && env -u PYTHONPATH -u LD_LIBRARY_PATH PATH=/tmp/zk_wheel_venv/bin:$PATH \
+      timeout 180 /tmp/zk_wheel_venv/bin/python "$OLDPWD/tests/wheel/smoke.py" --gpu)
+  echo "wheel_gpu rc $?"
+} > "$out/wheel_gpu.log" 2>&1
+tail -15 "$out/wheel_gpu.log"
 fi
 
 stage "done"
