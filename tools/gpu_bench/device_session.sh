@@ -286,14 +286,14 @@ fi
 
 if [[ " ${STAGES:-} " == *" wheel_gpu "* ]]; then
 # The self-contained wheel (scripts/build-wheel --cuda ON, cp312) put beside the carry as
-# zarrkit-*.whl: installed with --no-index into a fresh venv that sees only the machine's own
-# packages (NumPy, CuPy), then tests/wheel/smoke.py --gpu reads into CuPy through it.
+# zarrkit-*.whl: installed with --no-index into a folder of its own (a venv would hide the
+# machine's NumPy and CuPy, which live in the user site), the only zarrkit on the path, then tests/wheel/smoke.py --gpu reads into CuPy through it.
 stage "the wheel, installed with --no-index, reading into GPU memory"
 {
-  python3 -m venv --system-site-packages /tmp/zk_wheel_venv &&
-    /tmp/zk_wheel_venv/bin/python -m pip install -q --no-index --no-deps --no-cache-dir "$carry"/zarrkit-*.whl &&
-    (cd /tmp && env -u PYTHONPATH -u LD_LIBRARY_PATH PATH=/tmp/zk_wheel_venv/bin:$PATH \
-      timeout 180 /tmp/zk_wheel_venv/bin/python "$OLDPWD/tests/wheel/smoke.py" --gpu)
+  rm -rf /tmp/zk_wheel_site &&
+    python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/zk_wheel_site "$carry"/zarrkit-*.whl &&
+    (cd /tmp && env -u LD_LIBRARY_PATH PYTHONPATH=/tmp/zk_wheel_site PATH=/tmp/zk_wheel_site/bin:$PATH \
+      timeout 180 python3 "$OLDPWD/tests/wheel/smoke.py" --gpu)
   echo "wheel_gpu rc $?"
 } > "$out/wheel_gpu.log" 2>&1
 tail -15 "$out/wheel_gpu.log"
