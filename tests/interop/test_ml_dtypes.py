@@ -7,8 +7,8 @@ uncompressed chunks are byte-identical to tensorstore's. The other zarr-extensio
 (float8_e4m3, float6_e2m3fn, float6_e3m2fn, uint2, uint4) have no writer here but zarrkit
 itself; they go through the CLI (import --dtype, export, cp) and read back equal.
 
-.npy has no ML types: NumPy saves them as raw bytes (|V1), so `zarrkit export` writes |V1
-and `zarrkit import --dtype NAME` reads it.
+.npy has no ML types: NumPy saves them as raw bytes (|V1), so `zarrkit export --astype NAME`
+writes |V1 (`--astype float32` the values) and `zarrkit import --dtype NAME` reads it.
 """
 
 import math
@@ -85,9 +85,10 @@ def test_tensorstore_writes_zarrkit_reads_and_copies_back(tmp_path, zarrkit, nam
     ts_write(tmp_path / "ts.zarr", name, values, codecs)
     info = zarrkit.run("info", tmp_path / "ts.zarr").stdout
     assert name in info
-    np.testing.assert_array_equal(as_bits(zarrkit.export(tmp_path / "ts.zarr")), as_bits(values))
-    np.testing.assert_array_equal(as_bits(zarrkit.export(tmp_path / "ts.zarr", select="1:9:2,::-3")),
+    np.testing.assert_array_equal(as_bits(zarrkit.export(tmp_path / "ts.zarr", astype=name)), as_bits(values))
+    np.testing.assert_array_equal(as_bits(zarrkit.export(tmp_path / "ts.zarr", select="1:9:2,::-3", astype=name)),
                                   as_bits(values[1:9:2, ::-3]))
+    np.testing.assert_array_equal(zarrkit.export(tmp_path / "ts.zarr", astype="float32"), values.astype(np.float32))
     every_chunk = ["--write-empty-chunks"] if name in TS_FILL_MISREAD else []
     zarrkit.run("cp", tmp_path / "ts.zarr", tmp_path / "copy.zarr", "--codec", "none", *every_chunk)
     ours, theirs = v3_metadata(tmp_path / "copy.zarr"), v3_metadata(tmp_path / "ts.zarr")
@@ -130,7 +131,7 @@ def test_stored_high_bits_are_ignored(tmp_path, zarrkit, name):
     stored = np.frombuffer(key.read_bytes(), dtype=np.uint8)
     noisy = stored | np.uint8(0xF0 if VALUE_BITS[name] == 4 else 0xA8)
     key.write_bytes(noisy.tobytes())
-    np.testing.assert_array_equal(as_bits(zarrkit.export(tmp_path / "ts.zarr")), as_bits(values))
+    np.testing.assert_array_equal(as_bits(zarrkit.export(tmp_path / "ts.zarr", astype=name)), as_bits(values))
     if name != "float4_e2m1fn":
         np.testing.assert_array_equal(ts_read(tmp_path / "ts.zarr").astype(np.float32), values.astype(np.float32))
 
@@ -142,9 +143,17 @@ def test_types_without_a_second_writer_round_trip_through_the_cli(tmp_path, zarr
     assert name in zarrkit.run("info", tmp_path / "a.zarr").stdout
     zarrkit.run("cp", tmp_path / "a.zarr", tmp_path / "b.zarr", "--chunks", "3,3", "--shards", "6,9")
     for path in ("a.zarr", "b.zarr"):
-        exported = zarrkit.export(tmp_path / path)
+        exported = zarrkit.export(tmp_path / path, astype=name)
         assert exported.dtype == np.dtype("V1")
+        np.testing.assert_array_equal(zarrkit.export(tmp_path / path, astype="float64"), values.astype(np.float64))
         np.testing.assert_array_equal(as_bits(exported), as_bits(values))
+
+
+def test_export_needs_astype(tmp_path, zarrkit):
+    zarrkit.import_npy(values_of("int4"), tmp_path / "a.zarr", "--dtype", "int4")
+    error = zarrkit.expect_error("export", tmp_path / "a.zarr", tmp_path / "out.npy", exit_code=2)
+    assert "--astype float32" in error and "--astype int4" in error
+    assert not (tmp_path / "out.npy").exists()
 
 
 def test_import_refuses_bytes_that_are_not_values(tmp_path, zarrkit):
@@ -174,7 +183,7 @@ def test_v2_with_tensorstore_both_ways(tmp_path, zarrkit, name):
                                     "compressor": {"id": "zstd", "level": 1}}},
                       create=True).result()
     written[...] = values
-    np.testing.assert_array_equal(as_bits(zarrkit.export(tmp_path / "ts2")), as_bits(values))
+    np.testing.assert_array_equal(as_bits(zarrkit.export(tmp_path / "ts2", astype=name)), as_bits(values))
     zarrkit.run("cp", tmp_path / "ts2", tmp_path / "zk2")
     zarray = (tmp_path / "zk2" / ".zarray").read_text()
     assert f'"dtype": "{name}"' in zarray.replace('":"', '": "')
