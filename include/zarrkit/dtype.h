@@ -38,6 +38,26 @@ enum class DataTypeKind : std::uint8_t {
   kStructured,    // v2 structured dtype: named fields at fixed offsets
   kString,        // variable-length UTF-8 (not fixed-size; issue 3)
   kVarBytes,      // variable-length bytes (not fixed-size; issue 3)
+  kMiniFloat,     // float8/float6/float4 formats (zarr-extensions, ml_dtypes): one byte each
+  kSubByteInt,    // int2, int4: one byte each, the value in the low bits (ml_dtypes' layout)
+  kSubByteUInt,   // uint2, uint4: likewise
+};
+
+// The minifloat formats of zarr-extensions' data types (and tensorstore's float8_e4m3fn),
+// named as ml_dtypes and LLVM name them: exponent and mantissa bits, then "fn" (finite: no
+// infinity), "uz" (unsigned zero: NaN is the pattern of -0), "fnu" (no sign, no zero).
+enum class MiniFloat : std::uint8_t {
+  kE3M4,         // float8_e3m4
+  kE4M3,         // float8_e4m3 (IEEE-like, with infinities)
+  kE4M3FN,       // float8_e4m3fn (tensorstore; not in zarr-extensions)
+  kE4M3FNUZ,     // float8_e4m3fnuz
+  kE4M3B11FNUZ,  // float8_e4m3b11fnuz (exponent bias 11)
+  kE5M2,         // float8_e5m2
+  kE5M2FNUZ,     // float8_e5m2fnuz
+  kE8M0FNU,      // float8_e8m0fnu (powers of two)
+  kE2M3FN,       // float6_e2m3fn
+  kE3M2FN,       // float6_e3m2fn
+  kE2M1FN,       // float4_e2m1fn
 };
 
 struct StructField;
@@ -51,6 +71,11 @@ class DataType {
   static DataType uint_(int bits);
   static DataType float_(int bits);
   static DataType bfloat16();
+  static DataType minifloat(MiniFloat format);
+  // int2, int4 / uint2, uint4 (bits 2 or 4): one byte per element in memory and in the bytes
+  // codec, the value in the low `bits` (two's complement for int), the high bits zero.
+  static DataType sub_byte_int(int bits);
+  static DataType sub_byte_uint(int bits);
   static DataType complex_(int bits);  // 64 or 128
   static DataType raw_bits(int bits);
   static DataType fixed_bytes(std::size_t n);
@@ -76,6 +101,13 @@ class DataType {
   const std::string& datetime_unit() const { return unit_; }
   std::int64_t datetime_count() const { return unit_count_; }
   const std::vector<StructField>& fields() const;
+  // The format of a kMiniFloat type.
+  MiniFloat minifloat_format() const { return static_cast<MiniFloat>(sub_type_); }
+  // The bits that carry the value, where fewer than the element's bytes hold: 2 or 4 for the
+  // sub-byte integers, 4 or 6 for float4/float6; 8 * size() for every other fixed-size type.
+  int value_bits() const;
+  // The value lives in the low value_bits() of one byte; the others are zero in memory.
+  bool is_sub_byte() const { return value_bits() < 8 && size_ == 1; }
 
   // The byte order recorded for v2 storage ('<' / '>'), where the type has one.
   std::optional<Endian> storage_endian() const { return storage_endian_; }
@@ -93,6 +125,7 @@ class DataType {
   std::optional<Endian> storage_endian_;
   std::string unit_;
   std::int64_t unit_count_ = 1;
+  std::uint8_t sub_type_ = 0;  // kMiniFloat: the MiniFloat; kSubByte*: the value bits
   std::shared_ptr<const std::vector<StructField>> fields_;
 };
 

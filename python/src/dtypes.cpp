@@ -2,9 +2,10 @@
 //
 // To NumPy: a descriptor np.dtype() accepts (a type string, or a list of fields for
 // structured types), always in native byte order since that is how the engine holds
-// elements in memory; "bfloat16", "string" and "bytes" name the types NumPy has no type
-// string for (the Python side maps them). From NumPy: the Python side sends the v2 form
-// (dtype.str or dtype.descr) or, for bfloat16, the v3 name.
+// elements in memory; "string", "bytes" and the v3 names of bfloat16 and the float8/6/4 and
+// 2/4-bit integer types name the types NumPy has no type string for (the Python side maps
+// them, the last ones to ml_dtypes). From NumPy: the Python side sends the v2 form
+// (dtype.str or dtype.descr) or, for the ml_dtypes types, the v3 name.
 #include "dtypes.h"
 
 #include "zarrkit/error.h"
@@ -14,7 +15,10 @@ namespace zarrkit::python {
 
 nlohmann::json numpy_descr(const DataType& dtype) {
   switch (dtype.kind()) {
-    case DataTypeKind::kBFloat16: return "bfloat16";
+    case DataTypeKind::kBFloat16:
+    case DataTypeKind::kMiniFloat:
+    case DataTypeKind::kSubByteInt:
+    case DataTypeKind::kSubByteUInt: return dtype.name();
     case DataTypeKind::kString: return "string";
     case DataTypeKind::kVarBytes: return "bytes";
     default: break;

@@ -1,5 +1,8 @@
 // The v3 "bytes" codec (array->bytes): the elements in C order, each in the byte order the
 // configuration names. v2 arrays get one too, with the byte order of their dtype string.
+// Sub-byte types (int2/int4/uint2/uint4, float4/float6) take one byte each; the extension
+// pages say readers ignore the high bits and writers should keep them consistent, so they
+// are cleared both ways (as ml_dtypes holds these values in memory).
 #include <cstring>
 #include <optional>
 
@@ -20,6 +23,20 @@ bool has_byte_order(const DataType& dtype) {
     return false;
   }
   return dtype.swap_unit() > 1;
+}
+
+// Clears the bits above each element's value.
+void clear_high_bits(MutableByteView bytes, const DataType& dtype) {
+  const auto mask = static_cast<std::byte>((1u << dtype.value_bits()) - 1);
+  for (std::byte& b : bytes) b &= mask;
+}
+
+bool has_high_bits(ByteView bytes, const DataType& dtype) {
+  const auto high = static_cast<std::byte>(~((1u << dtype.value_bits()) - 1) & 0xffu);
+  for (std::byte b : bytes) {
+    if ((b & high) != std::byte{0}) return true;
+  }
+  return false;
 }
 
 std::string_view endian_name(Endian e) { return e == Endian::kLittle ? "little" : "big"; }
@@ -51,6 +68,16 @@ class BytesCodec final : public ArrayToBytesCodec {
 
   Buffer encode(const NDBuffer& chunk, const ChunkSpec& spec) const override {
     check_chunk(chunk, spec, "encode");
+    if (spec.dtype.is_sub_byte()) {
+      if (!is_host_accessible(chunk.kind())) {
+        fail_unsupported("the bytes codec cannot check {} elements in {} memory", spec.dtype.name(),
+                         memory_kind_name(chunk.kind()));
+      }
+      if (!has_high_bits(chunk.buffer().view(), spec.dtype)) return chunk.buffer();
+      Buffer out = Buffer::copy_of(chunk.buffer().view());
+      clear_high_bits(out.mutable_view(), spec.dtype);
+      return out;
+    }
     if (!needs_swap(spec.dtype)) return chunk.buffer();  // already in storage order: share it
     if (!is_host_accessible(chunk.kind())) {
       fail_unsupported("the bytes codec cannot byte-swap {} memory", memory_kind_name(chunk.kind()));
@@ -73,6 +100,7 @@ class BytesCodec final : public ArrayToBytesCodec {
     NDBuffer out = NDBuffer::allocate(spec.shape, spec.dtype, prototype);
     if (!encoded.empty()) std::memcpy(out.data(), encoded.data(), encoded.size());
     if (needs_swap(spec.dtype)) byteswap_elements(out.buffer().mutable_view(), spec.dtype, storage_endian());
+    if (spec.dtype.is_sub_byte()) clear_high_bits(out.buffer().mutable_view(), spec.dtype);
     return out;
   }
 
@@ -88,10 +116,12 @@ class BytesCodec final : public ArrayToBytesCodec {
                      checked_num_elements(spec.shape), spec.dtype.name(), expected, bytes.size());
     }
     if (needs_swap(spec.dtype)) byteswap_elements(bytes, spec.dtype, storage_endian());
+    if (spec.dtype.is_sub_byte()) clear_high_bits(bytes, spec.dtype);
   }
 
+  // Not for sub-byte types: their stored high bits are cleared on the way in.
   bool is_identity(const ChunkSpec& spec) const override {
-    return decodes_in_place(spec) && !needs_swap(spec.dtype);
+    return decodes_in_place(spec) && !needs_swap(spec.dtype) && !spec.dtype.is_sub_byte();
   }
 
   std::optional<Endian> element_byte_order() const override { return storage_endian(); }

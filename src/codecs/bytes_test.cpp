@@ -155,5 +155,44 @@ TEST(BytesCodec, ChunkThatDoesNotMatchTheSpecIsRejected) {
   EXPECT_THROW(codec->encode(NDBuffer::allocate({3}, i32), {{4}, i32, FillValue::zero(i32)}), InvalidArgumentError);
 }
 
+// Sub-byte types take one byte each; the stored high bits are ignored when reading and
+// written as zero (zarr-extensions int2/int4/uint2/uint4, float4/float6 "bytes" sections).
+TEST(BytesCodec, SubByteTypesClearTheHighBits) {
+  const std::pair<DataType, std::uint8_t> cases[] = {
+      {DataType::sub_byte_int(4), 0x0f},
+      {DataType::sub_byte_uint(2), 0x03},
+      {DataType::minifloat(MiniFloat::kE2M1FN), 0x0f},
+      {DataType::minifloat(MiniFloat::kE3M2FN), 0x3f},
+  };
+  for (const auto& [dtype, mask] : cases) {
+    const ChunkSpec spec{{4}, dtype, FillValue::zero(dtype)};
+    for (const auto& entry : {nlohmann::json{{"name", "bytes"}}, bytes_with("big")}) {
+      const auto codec = make(entry, dtype);
+      EXPECT_EQ(codec->to_json(), (nlohmann::json{{"name", "bytes"}})) << dtype.name();  // no endian: one byte
+      const std::vector<std::uint8_t> stored = {0xf1, 0x02, 0x83, 0xff};
+      std::vector<std::uint8_t> expected;
+      for (auto b : stored) expected.push_back(static_cast<std::uint8_t>(b & mask));
+      NDBuffer back = codec->decode(view_of(stored), spec, BufferPrototype::host());
+      const auto* p = reinterpret_cast<const std::uint8_t*>(back.data());
+      EXPECT_EQ(std::vector<std::uint8_t>(p, p + 4), expected) << dtype.name();
+      std::vector<std::uint8_t> in_place = stored;
+      ASSERT_TRUE(codec->decodes_in_place(spec));
+      EXPECT_FALSE(codec->is_identity(spec));
+      codec->decode_in_place({reinterpret_cast<std::byte*>(in_place.data()), in_place.size()}, spec);
+      EXPECT_EQ(in_place, expected) << dtype.name();
+      // Writing clears them too; values already clean are stored as they are.
+      EXPECT_EQ(bytes_of(codec->encode(array_of<std::uint8_t>(stored, {4}, dtype), spec)), expected);
+      EXPECT_EQ(bytes_of(codec->encode(array_of<std::uint8_t>(expected, {4}, dtype), spec)), expected);
+    }
+  }
+  // Whole-byte ML types are stored as they are.
+  const DataType e4m3fn = DataType::minifloat(MiniFloat::kE4M3FN);
+  const ChunkSpec spec{{2}, e4m3fn, FillValue::zero(e4m3fn)};
+  const auto codec = make(nlohmann::json{{"name", "bytes"}}, e4m3fn);
+  EXPECT_TRUE(codec->is_identity(spec));
+  const std::vector<std::uint8_t> raw = {0xff, 0x80};
+  EXPECT_EQ(bytes_of(codec->encode(array_of<std::uint8_t>(raw, {2}, e4m3fn), spec)), raw);
+}
+
 }  // namespace
 }  // namespace zarrkit

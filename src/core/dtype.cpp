@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/minifloat.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -83,6 +84,26 @@ DataType DataType::bfloat16() {
   DataType t;
   t.kind_ = DataTypeKind::kBFloat16;
   t.size_ = 2;
+  return t;
+}
+DataType DataType::minifloat(MiniFloat format) {
+  DataType t;
+  t.kind_ = DataTypeKind::kMiniFloat;
+  t.size_ = 1;
+  t.sub_type_ = static_cast<std::uint8_t>(zarrkit::minifloat_format(format).format);  // validates
+  return t;
+}
+DataType DataType::sub_byte_int(int bits) {
+  if (bits != 2 && bits != 4) fail_invalid("int{} is not a data type", bits);
+  DataType t;
+  t.kind_ = DataTypeKind::kSubByteInt;
+  t.size_ = 1;
+  t.sub_type_ = static_cast<std::uint8_t>(bits);
+  return t;
+}
+DataType DataType::sub_byte_uint(int bits) {
+  DataType t = sub_byte_int(bits);
+  t.kind_ = DataTypeKind::kSubByteUInt;
   return t;
 }
 DataType DataType::complex_(int bits) {
@@ -165,6 +186,15 @@ std::size_t DataType::swap_unit() const {
   }
 }
 
+int DataType::value_bits() const {
+  switch (kind_) {
+    case DataTypeKind::kMiniFloat: return zarrkit::minifloat_format(minifloat_format()).bits;
+    case DataTypeKind::kSubByteInt:
+    case DataTypeKind::kSubByteUInt: return sub_type_;
+    default: return static_cast<int>(size_ * 8);
+  }
+}
+
 const std::vector<StructField>& DataType::fields() const { return fields_ ? *fields_ : empty_fields(); }
 
 DataType DataType::with_storage_endian(std::optional<Endian> e) const {
@@ -180,6 +210,9 @@ std::string DataType::name() const {
     case DataTypeKind::kUInt: return fmt::format("uint{}", size_ * 8);
     case DataTypeKind::kFloat: return fmt::format("float{}", size_ * 8);
     case DataTypeKind::kBFloat16: return "bfloat16";
+    case DataTypeKind::kMiniFloat: return std::string(zarrkit::minifloat_format(minifloat_format()).name);
+    case DataTypeKind::kSubByteInt: return fmt::format("int{}", sub_type_);
+    case DataTypeKind::kSubByteUInt: return fmt::format("uint{}", sub_type_);
     case DataTypeKind::kComplex: return fmt::format("complex{}", size_ * 8);
     case DataTypeKind::kRawBits: return fmt::format("r{}", size_ * 8);
     case DataTypeKind::kFixedBytes: return fmt::format("S{}", size_);
@@ -206,7 +239,10 @@ std::string DataType::name() const {
 }
 
 bool DataType::operator==(const DataType& o) const {
-  if (kind_ != o.kind_ || size_ != o.size_ || unit_ != o.unit_ || unit_count_ != o.unit_count_) return false;
+  if (kind_ != o.kind_ || size_ != o.size_ || sub_type_ != o.sub_type_ || unit_ != o.unit_ ||
+      unit_count_ != o.unit_count_) {
+    return false;
+  }
   return fields() == o.fields();
 }
 
@@ -304,6 +340,12 @@ bool all_equal_fill(ByteView data, const DataType& dtype, const FillValue& fill)
       }
       return true;
     }
+  }
+  if (dtype.kind() == DataTypeKind::kMiniFloat && minifloat_is_nan(dtype.minifloat_format(), std::to_integer<std::uint8_t>(pattern[0]))) {
+    for (std::byte b : data) {
+      if (!minifloat_is_nan(dtype.minifloat_format(), std::to_integer<std::uint8_t>(b))) return false;
+    }
+    return true;
   }
   if (data.size() % n != 0) return false;
   if (fill.is_all_zero()) {

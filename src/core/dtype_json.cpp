@@ -1,12 +1,15 @@
-// Data types in metadata: v3 names (core types, r<N>, bfloat16 and the zarr-python
-// extensions numpy.datetime64 / numpy.timedelta64 / fixed_length_utf32 /
-// null_terminated_bytes) and v2 NumPy type strings (with byte order) and structured lists.
+// Data types in metadata: v3 names (core types, r<N>, bfloat16, the zarr-extensions ML
+// types float8/float6/float4 and int2/int4/uint2/uint4, the zarr-python extensions
+// numpy.datetime64 / numpy.timedelta64 / fixed_length_utf32 / null_terminated_bytes, and
+// struct with its legacy spelling structured) and v2 NumPy type strings (with byte order),
+// structured lists, and the ml_dtypes types by name (as tensorstore writes them in v2).
 #include <charconv>
 #include <climits>
 #include <set>
 #include <string>
 
 #include "core/checked_math.h"
+#include "core/minifloat.h"
 #include "core/metadata_util.h"
 #include "zarrkit/error.h"
 #include "zarrkit/metadata.h"
@@ -64,9 +67,71 @@ DataType parse_datetime_v3(const Extension& e, bool is_datetime) {
                      : DataType::timedelta(unit->get<std::string>(), count);
 }
 
+DataType parse_dtype_v3_at_depth(const json& data_type, int depth);
+
+// zarr-extensions "struct": {"fields": [{"name", "data_type"}, ...]}, packed in field order.
+// The legacy "structured" (zarr-python before "struct") also wrote fields as
+// [name, data_type] pairs; both spellings take both forms, as zarr-python 3.4 reads them.
+DataType parse_struct_v3(const Extension& e, int depth) {
+  if (depth > kMaxStructDepth) fail_invalid("data_type \"{}\" nested more than {} levels", e.name, kMaxStructDepth);
+  metadata_detail::check_configuration_keys(e.configuration, {"fields"}, "data_type " + e.name);
+  const json* list = find_member(e.configuration, "fields");
+  if (list == nullptr || !list->is_array() || list->empty()) {
+    fail_invalid("data_type \"{}\": configuration needs \"fields\", a list of at least one field, got {}", e.name,
+                 list ? describe(*list) : "nothing");
+  }
+  std::vector<StructField> fields;
+  std::set<std::string> names;
+  std::uint64_t offset = 0;
+  for (const auto& entry : *list) {
+    const json* name = nullptr;
+    const json* type = nullptr;
+    if (entry.is_object()) {
+      metadata_detail::check_configuration_keys(entry, {"name", "data_type"}, "data_type " + e.name + " field");
+      name = find_member(entry, "name");
+      type = find_member(entry, "data_type");
+    } else if (entry.is_array() && entry.size() == 2) {
+      name = &entry[0];
+      type = &entry[1];
+    }
+    if (name == nullptr || type == nullptr || !name->is_string()) {
+      fail_invalid("data_type \"{}\": a field must be {{\"name\": ..., \"data_type\": ...}}, got {}", e.name,
+                   describe(entry));
+    }
+    StructField field;
+    field.name = name->get<std::string>();
+    if (field.name.empty()) fail_invalid("data_type \"{}\": a field has an empty name", e.name);
+    if (!names.insert(field.name).second) fail_invalid("data_type \"{}\": field \"{}\" appears twice", e.name, field.name);
+    try {
+      field.type = parse_dtype_v3_at_depth(*type, depth + 1);
+    } catch (const Error& error) {
+      rethrow_with_context(error, fmt::format("data_type \"{}\" field \"{}\"", e.name, field.name));
+    }
+    if (field.type.is_variable_length()) {
+      fail_invalid("data_type \"{}\": field \"{}\" is {}, which has no fixed size", e.name, field.name,
+                   field.type.name());
+    }
+    // Their stored high bits would need clearing inside each record, which the bytes codec
+    // does only for whole elements.
+    if (field.type.is_sub_byte()) {
+      fail_unsupported("data_type \"{}\": field \"{}\" is {}; sub-byte fields are not supported", e.name,
+                       field.name, field.type.name());
+    }
+    field.offset = to_size(offset);
+    offset = checked_add(offset, field.type.size(), "struct size");
+    if (offset > kMaxItemSize) fail_invalid("data_type \"{}\" is larger than {} bytes", e.name, kMaxItemSize);
+    fields.push_back(std::move(field));
+  }
+  return DataType::structured(std::move(fields));
+}
+
 }  // namespace
 
-DataType parse_dtype_v3(const json& data_type) {
+DataType parse_dtype_v3(const json& data_type) { return parse_dtype_v3_at_depth(data_type, 0); }
+
+namespace {
+
+DataType parse_dtype_v3_at_depth(const json& data_type, int depth) {
   const Extension e = metadata_detail::parse_extension(data_type, "data_type");
   metadata_detail::require_must_understand(e, "data_type");
   const std::string& n = e.name;
@@ -86,6 +151,15 @@ DataType parse_dtype_v3(const json& data_type) {
       require_empty_configuration(e);
       return f.make();
     }
+  }
+  if (const auto format = minifloat_from_name(n)) {
+    require_empty_configuration(e);
+    return DataType::minifloat(*format);
+  }
+  if (n == "int2" || n == "int4" || n == "uint2" || n == "uint4") {
+    require_empty_configuration(e);
+    const int bits = n.back() - '0';
+    return n[0] == 'u' ? DataType::sub_byte_uint(bits) : DataType::sub_byte_int(bits);
   }
   if (n.size() > 1 && n[0] == 'r' && n[1] >= '0' && n[1] <= '9') {
     auto bits = parse_decimal(std::string_view(n).substr(1));
@@ -117,8 +191,11 @@ DataType parse_dtype_v3(const json& data_type) {
     require_empty_configuration(e);
     return DataType::var_bytes();
   }
+  if (n == "struct" || n == "structured") return parse_struct_v3(e, depth);
   fail_unsupported("unsupported data_type \"{}\"", n);
 }
+
+}  // namespace
 
 json dtype_to_v3_json(const DataType& dtype) {
   switch (dtype.kind()) {
@@ -128,7 +205,10 @@ json dtype_to_v3_json(const DataType& dtype) {
     case DataTypeKind::kFloat:
     case DataTypeKind::kBFloat16:
     case DataTypeKind::kComplex:
-    case DataTypeKind::kRawBits: return dtype.name();
+    case DataTypeKind::kRawBits:
+    case DataTypeKind::kMiniFloat:
+    case DataTypeKind::kSubByteInt:
+    case DataTypeKind::kSubByteUInt: return dtype.name();
     case DataTypeKind::kDatetime:
     case DataTypeKind::kTimedelta:
       return {{"name", dtype.kind() == DataTypeKind::kDatetime ? "numpy.datetime64" : "numpy.timedelta64"},
@@ -141,7 +221,19 @@ json dtype_to_v3_json(const DataType& dtype) {
       return {{"name", "null_terminated_bytes"}, {"configuration", {{"length_bytes", dtype.size()}}}};
     case DataTypeKind::kString: return "string";
     case DataTypeKind::kVarBytes: return "variable_length_bytes";  // as zarr-python writes it
-    case DataTypeKind::kStructured: break;
+    case DataTypeKind::kStructured: {
+      // Always the "struct" spelling (zarr-extensions: "structured" is read-only). v3 packs
+      // the fields in order, with no sub-arrays.
+      json fields = json::array();
+      std::size_t offset = 0;
+      for (const auto& f : dtype.fields()) {
+        if (!f.shape.empty()) fail_unsupported("field \"{}\" of {} is a sub-array, which v3 struct has not", f.name, dtype.name());
+        if (f.offset != offset) fail_unsupported("the fields of {} are not packed in order, as v3 struct needs", dtype.name());
+        offset += f.type.size();
+        fields.push_back({{"name", f.name}, {"data_type", dtype_to_v3_json(f.type)}});
+      }
+      return {{"name", "struct"}, {"configuration", {{"fields", std::move(fields)}}}};
+    }
   }
   fail_unsupported("data type {} has no Zarr v3 form in zarrkit", dtype.name());
 }
@@ -150,7 +242,18 @@ json dtype_to_v3_json(const DataType& dtype) {
 
 namespace {
 
+// The ml_dtypes types by name, as tensorstore writes them in v2 metadata (NumPy has no type
+// string for them): bfloat16, the float8/6/4 formats, int2/int4/uint2/uint4.
+std::optional<DataType> ml_type_by_name(std::string_view s) {
+  if (s == "bfloat16") return DataType::bfloat16();
+  if (const auto format = minifloat_from_name(s)) return DataType::minifloat(*format);
+  if (s == "int2" || s == "int4") return DataType::sub_byte_int(s.back() - '0');
+  if (s == "uint2" || s == "uint4") return DataType::sub_byte_uint(s.back() - '0');
+  return std::nullopt;
+}
+
 DataType parse_typestr(std::string_view s) {
+  if (auto ml = ml_type_by_name(s)) return *ml;
   const std::string text(s);
   if (s.size() < 2) fail_invalid("dtype \"{}\": not a NumPy type string", text);
   const char order = s[0];
@@ -245,6 +348,10 @@ DataType parse_structured(const json& list, int depth) {
     if (field.name.empty()) fail_invalid("structured dtype field has an empty name");
     if (!names.insert(field.name).second) fail_invalid("structured dtype field \"{}\" appears twice", field.name);
     field.type = parse_dtype_v2_at_depth(entry[1], depth + 1);
+    if (field.type.is_sub_byte()) {
+      fail_unsupported("structured dtype field \"{}\" is {}; sub-byte fields are not supported", field.name,
+                       field.type.name());
+    }
     std::uint64_t count = 1;
     if (entry.size() == 3) {
       field.shape = metadata_detail::get_shape(entry[2], "structured dtype field shape", 32, /*positive=*/true);
@@ -310,7 +417,11 @@ json dtype_to_v2_json(const DataType& t) {
     // Object arrays; the first filter (vlen-utf8 or vlen-bytes) says what they hold.
     case DataTypeKind::kString:
     case DataTypeKind::kVarBytes: return "|O";
-    case DataTypeKind::kBFloat16: break;
+    // No NumPy type string: the name, as tensorstore writes it.
+    case DataTypeKind::kBFloat16:
+    case DataTypeKind::kMiniFloat:
+    case DataTypeKind::kSubByteInt:
+    case DataTypeKind::kSubByteUInt: return t.name();
   }
   fail_unsupported("data type {} has no Zarr v2 form in zarrkit", t.name());
 }

@@ -18,6 +18,7 @@
 
 #include "core/base64.h"
 #include "core/half_float.h"
+#include "core/minifloat.h"
 #include "core/metadata_util.h"
 #include "zarrkit/error.h"
 #include "zarrkit/metadata.h"
@@ -241,6 +242,88 @@ json floating_to_json(ByteView b, const DataType& dtype, Format f) {
   return float_part_to_json(load_bits(b, 0, dtype.size()), dtype.size(), bfloat, f);
 }
 
+// ---- minifloats and sub-byte integers (zarr-extensions) ----------------------------------
+
+// As the core float types: a number rounded half to even, "NaN", "Infinity", "-Infinity"
+// or "0x" + the two hex digits of the pattern; the names only where the format has them.
+FillValue parse_base64(const json& v, const DataType& dtype, Format f, bool exact);
+
+// tensorstore's v2 metadata gives float4_e2m1fn fill values as Base64 of the byte.
+bool base64_in_v2(const DataType& dtype, Format f) {
+  return f == Format::kV2 && dtype.minifloat_format() == MiniFloat::kE2M1FN;
+}
+
+FillValue parse_minifloat(const json& v, const DataType& dtype, Format f) {
+  const MiniFloatFormat& format = minifloat_format(dtype.minifloat_format());
+  if (base64_in_v2(dtype, f) && v.is_string() && v.get_ref<const std::string&>().substr(0, 2) != "0x" &&
+      v != "NaN" && v != "Infinity" && v != "-Infinity") {
+    const FillValue raw = parse_base64(v, dtype, f, /*exact=*/true);
+    if (std::to_integer<unsigned>(raw.bytes()[0]) >> format.bits != 0) {
+      bad_fill(v, dtype, f, fmt::format("a {}-bit pattern is at most 0x{:02x}", format.bits, (1u << format.bits) - 1));
+    }
+    return raw;
+  }
+  auto pattern = [&](std::uint32_t bits) { return FillValue::of(static_cast<std::uint8_t>(bits)); };
+  if (v.is_number()) {
+    const double d = v.is_number_float() ? v.get<double>()
+                     : v.is_number_unsigned() ? static_cast<double>(v.get<std::uint64_t>())
+                                              : static_cast<double>(v.get<std::int64_t>());
+    if (!std::isfinite(d)) bad_fill(v, dtype, f, "use the strings \"NaN\", \"Infinity\", \"-Infinity\"");
+    auto rounded = double_to_minifloat(format.format, d);
+    if (const auto* why = std::get_if<std::string>(&rounded)) bad_fill(v, dtype, f, *why);
+    return pattern(std::get<std::uint8_t>(rounded));
+  }
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    if (s == "NaN" || s == "Infinity" || s == "-Infinity") {
+      const double named = s == "NaN" ? NAN : s == "Infinity" ? INFINITY : -INFINITY;
+      auto special = double_to_minifloat(format.format, named);
+      if (const auto* why = std::get_if<std::string>(&special)) bad_fill(v, dtype, f, *why);
+      return pattern(std::get<std::uint8_t>(special));
+    }
+    if (s.size() >= 2 && s.substr(0, 2) == "0x") {
+      const auto bits = parse_hex(s, 1);
+      if (!bits) bad_fill(v, dtype, f, "a hex bit pattern needs exactly 2 hex digits after 0x");
+      if (*bits >> format.bits != 0) bad_fill(v, dtype, f, fmt::format("a {}-bit pattern is at most 0x{:02x}", format.bits, (1u << format.bits) - 1));
+      return pattern(static_cast<std::uint32_t>(*bits));
+    }
+  }
+  bad_fill(v, dtype, f, "expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x<hex>\"");
+}
+
+json minifloat_to_json(std::uint8_t bits, const DataType& dtype) {
+  const MiniFloat format = dtype.minifloat_format();
+  const double d = minifloat_to_double(format, bits);
+  if (std::isnan(d)) {
+    if (bits == minifloat_format(format).canonical_nan) return "NaN";
+    return fmt::format("0x{:02x}", bits);
+  }
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+  return d;
+}
+
+// int2/int4/uint2/uint4: an integer in range, held in the low bits of the byte.
+FillValue parse_sub_byte_integer(const json& v, const DataType& dtype, Format f) {
+  const auto i = as_integer(v, f);
+  if (!i) bad_fill(v, dtype, f, "expected an integer with no fraction or exponent");
+  const int bits = dtype.value_bits();
+  const bool is_signed = dtype.kind() == DataTypeKind::kSubByteInt;
+  const std::int64_t lo = is_signed ? -(std::int64_t{1} << (bits - 1)) : 0;
+  const std::int64_t hi = is_signed ? (std::int64_t{1} << (bits - 1)) - 1 : (std::int64_t{1} << bits) - 1;
+  const std::uint64_t raw = i->magnitude_or_value;
+  const bool in_range = i->negative ? static_cast<std::int64_t>(raw) >= lo : raw <= static_cast<std::uint64_t>(hi);
+  if (!in_range) bad_fill(v, dtype, f, fmt::format("out of range {}..{}", lo, hi));
+  return FillValue::of(static_cast<std::uint8_t>(raw & ((1u << bits) - 1)));
+}
+
+json sub_byte_integer_to_json(std::uint8_t byte, const DataType& dtype) {
+  const int bits = dtype.value_bits();
+  const std::uint32_t value = byte & ((1u << bits) - 1);
+  if (dtype.kind() == DataTypeKind::kSubByteUInt) return value;
+  const bool negative = (value >> (bits - 1)) != 0;
+  return static_cast<std::int64_t>(value) - (negative ? std::int64_t{1} << bits : 0);
+}
+
 // ---- text and bytes ----------------------------------------------------------------------
 
 // UTF-8 -> code points; nullopt on invalid UTF-8.
@@ -370,6 +453,44 @@ FillValue parse_variable_length(const json& v, const DataType& dtype, Format f) 
   return FillValue::from_bytes(*decoded);
 }
 
+FillValue parse_fill(const json& v, const DataType& dtype, Format f);
+json fill_to_json(const FillValue& fill, const DataType& dtype, Format f);
+
+// v3 struct: an object with every field's fill value (zarr-extensions struct); the legacy
+// "structured" arrays may have Base64 of the packed record instead, read as zarr-python 3.4
+// reads it: little-endian (this machine's order).
+FillValue parse_struct_v3(const json& v, const DataType& dtype) {
+  if (v.is_string()) return parse_base64(v, dtype, Format::kV3, /*exact=*/true);
+  if (!v.is_object()) bad_fill(v, dtype, Format::kV3, "expected an object with a fill value for each field");
+  std::vector<std::byte> bytes(dtype.size());
+  for (const auto& field : dtype.fields()) {
+    const auto it = v.find(field.name);
+    if (it == v.end()) bad_fill(v, dtype, Format::kV3, fmt::format("no fill value for field \"{}\"", field.name));
+    FillValue part;
+    try {
+      part = parse_fill(*it, field.type, Format::kV3);
+    } catch (const Error& e) {
+      rethrow_with_context(e, fmt::format("field \"{}\" of {}", field.name, dtype.name()));
+    }
+    std::copy(part.bytes().begin(), part.bytes().end(), bytes.begin() + static_cast<std::ptrdiff_t>(field.offset));
+  }
+  for (const auto& [key, value] : v.items()) {
+    bool known = false;
+    for (const auto& field : dtype.fields()) known = known || field.name == key;
+    if (!known) bad_fill(v, dtype, Format::kV3, fmt::format("\"{}\" is not a field", key));
+  }
+  return FillValue::from_bytes(bytes);
+}
+
+json struct_to_json(ByteView b, const DataType& dtype) {
+  json out = json::object();
+  for (const auto& field : dtype.fields()) {
+    out[field.name] = fill_to_json(FillValue::from_bytes(b.subspan(field.offset, field.type.size())), field.type,
+                                   Format::kV3);
+  }
+  return out;
+}
+
 FillValue parse_fill(const json& v, const DataType& dtype, Format f) {
   if (dtype.is_variable_length()) return parse_variable_length(v, dtype, f);
   if (f == Format::kV2 && v.is_null()) return FillValue::null(dtype);
@@ -401,9 +522,12 @@ FillValue parse_fill(const json& v, const DataType& dtype, Format f) {
       if (zero_for_bytes) return FillValue::zero(dtype);
       return parse_base64(v, dtype, f, /*exact=*/true);
     case DataTypeKind::kStructured:
-      if (f == Format::kV3) break;
+      if (f == Format::kV3) return parse_struct_v3(v, dtype);
       if (zero_for_bytes) return FillValue::zero(dtype);
       return parse_base64(v, dtype, f, /*exact=*/true);
+    case DataTypeKind::kMiniFloat: return parse_minifloat(v, dtype, f);
+    case DataTypeKind::kSubByteInt:
+    case DataTypeKind::kSubByteUInt: return parse_sub_byte_integer(v, dtype, f);
     case DataTypeKind::kString:
     case DataTypeKind::kVarBytes: break;
   }
@@ -444,7 +568,12 @@ json fill_to_json(const FillValue& fill, const DataType& dtype, Format f) {
       }
     case DataTypeKind::kStructured:
       if (f == Format::kV2) return base64_encode(b);
-      break;
+      return struct_to_json(b, dtype);
+    case DataTypeKind::kMiniFloat:
+      if (base64_in_v2(dtype, f)) return base64_encode(b);
+      return minifloat_to_json(std::to_integer<std::uint8_t>(b[0]), dtype);
+    case DataTypeKind::kSubByteInt:
+    case DataTypeKind::kSubByteUInt: return sub_byte_integer_to_json(std::to_integer<std::uint8_t>(b[0]), dtype);
     case DataTypeKind::kString:
     case DataTypeKind::kVarBytes: break;
   }

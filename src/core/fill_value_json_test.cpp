@@ -228,6 +228,138 @@ TEST(FillValue, VariableLengthTypes) {
   EXPECT_THROW(parse_fill_value_v3(json::array({256}), bin), InvalidArgumentError);
 }
 
+std::uint8_t byte_of(const FillValue& f) { return value_of<std::uint8_t>(f); }
+
+TEST(FillValueV3, MiniFloats) {
+  const DataType e4m3fn = DataType::minifloat(MiniFloat::kE4M3FN);
+  const DataType e5m2 = DataType::minifloat(MiniFloat::kE5M2);
+  const DataType e4m3 = DataType::minifloat(MiniFloat::kE4M3);
+  const DataType fnuz = DataType::minifloat(MiniFloat::kE4M3FNUZ);
+  const DataType e8m0 = DataType::minifloat(MiniFloat::kE8M0FNU);
+  const DataType e2m1 = DataType::minifloat(MiniFloat::kE2M1FN);
+  const DataType e3m2 = DataType::minifloat(MiniFloat::kE3M2FN);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(1.5, e4m3fn)), 0x3c);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(-448, e4m3fn)), 0xfe);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(2, e4m3fn)), 0x40);  // a JSON integer
+  EXPECT_EQ(byte_of(parse_fill_value_v3(0.0, e4m3fn)), 0x00);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(-6, e2m1)), 0x0f);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(28, e3m2)), 0x1f);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(1, e8m0)), 0x7f);
+  // "NaN" is the pattern the extension page names; "Infinity" where the format has one.
+  EXPECT_EQ(byte_of(parse_fill_value_v3("NaN", e4m3fn)), 0x7f);
+  EXPECT_EQ(byte_of(parse_fill_value_v3("NaN", e4m3)), 0x7c);
+  EXPECT_EQ(byte_of(parse_fill_value_v3("NaN", e5m2)), 0x7e);
+  EXPECT_EQ(byte_of(parse_fill_value_v3("NaN", fnuz)), 0x80);
+  EXPECT_EQ(byte_of(parse_fill_value_v3("NaN", e8m0)), 0xff);
+  EXPECT_EQ(byte_of(parse_fill_value_v3("Infinity", e5m2)), 0x7c);
+  EXPECT_EQ(byte_of(parse_fill_value_v3("-Infinity", e4m3)), 0xf8);
+  EXPECT_EQ(byte_of(parse_fill_value_v3("0xff", e4m3fn)), 0xff);
+  EXPECT_EQ(byte_of(parse_fill_value_v3("0x0F", e2m1)), 0x0f);
+  // Back to JSON: numbers, the names, and hex for a NaN other than the named one.
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x3c), e4m3fn), json(1.5));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x7f), e4m3fn), json("NaN"));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0xff), e4m3fn), json("0xff"));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x7d), e5m2), json("0x7d"));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0xfc), e5m2), json("-Infinity"));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x0f), e2m1), json(-6.0));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x80), e4m3fn).dump(), "-0.0");
+}
+
+// tensorstore's zarr (v2) driver writes float4_e2m1fn fill values as Base64 of the byte.
+TEST(FillValueV2, Float4IsBase64AsTensorstoreWritesIt) {
+  const DataType e2m1 = DataType::minifloat(MiniFloat::kE2M1FN);
+  EXPECT_EQ(fill_value_to_v2_json(FillValue::of<std::uint8_t>(0x02), e2m1), json("Ag=="));
+  EXPECT_EQ(byte_of(parse_fill_value_v2("Ag==", e2m1)), 0x02);
+  EXPECT_EQ(byte_of(parse_fill_value_v2(-6, e2m1)), 0x0f);
+  EXPECT_THROW(parse_fill_value_v2("/w==", e2m1), InvalidArgumentError);  // 0xff: not a 4-bit pattern
+  EXPECT_THROW(parse_fill_value_v2("AAA=", e2m1), InvalidArgumentError);  // two bytes
+  EXPECT_EQ(fill_value_to_v2_json(FillValue::of<std::uint8_t>(0x3c), DataType::minifloat(MiniFloat::kE4M3FN)),
+            json(1.5));
+}
+
+TEST(FillValueV3, SubByteIntegers) {
+  const DataType i4 = DataType::sub_byte_int(4);
+  const DataType u4 = DataType::sub_byte_uint(4);
+  const DataType i2 = DataType::sub_byte_int(2);
+  const DataType u2 = DataType::sub_byte_uint(2);
+  // The value in the low bits, the high bits clear (as ml_dtypes holds them).
+  EXPECT_EQ(byte_of(parse_fill_value_v3(-8, i4)), 0x08);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(-1, i4)), 0x0f);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(7, i4)), 0x07);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(15, u4)), 0x0f);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(-2, i2)), 0x02);
+  EXPECT_EQ(byte_of(parse_fill_value_v3(3, u2)), 0x03);
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x08), i4), json(-8));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x0f), i4), json(-1));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x0f), u4), json(15));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x03), i2), json(-1));
+  EXPECT_EQ(fill_value_to_v3_json(FillValue::of<std::uint8_t>(0x01), i2), json(1));
+}
+
+TEST(FillValueV3, RefusesMalformedMachineLearningFills) {
+  const DataType e4m3fn = DataType::minifloat(MiniFloat::kE4M3FN);
+  const DataType e2m1 = DataType::minifloat(MiniFloat::kE2M1FN);
+  const DataType e3m2 = DataType::minifloat(MiniFloat::kE3M2FN);
+  const DataType e8m0 = DataType::minifloat(MiniFloat::kE8M0FNU);
+  const DataType fnuz = DataType::minifloat(MiniFloat::kE5M2FNUZ);
+  const DataType i4 = DataType::sub_byte_int(4);
+  const DataType u2 = DataType::sub_byte_uint(2);
+  const std::pair<json, DataType> cases[] = {
+      {1000, e4m3fn},           {"Infinity", e4m3fn},  {"-Infinity", fnuz},   {"NaN", e2m1},
+      {"Infinity", e3m2},       {7, e2m1},             {"0x10", e2m1},        {"0x40", e3m2},
+      {"0x7", e4m3fn},          {"0x0100", e4m3fn},    {"0xzz", e4m3fn},      {"nan", e4m3fn},
+      {"1.5", e4m3fn},          {nullptr, e4m3fn},     {true, e4m3fn},        {json::array({1}), e4m3fn},
+      {0, e8m0},                {-2, e8m0},            {8, i4},               {-9, i4},
+      {4, u2},                  {-1, u2},              {1.5, i4},             {"1", i4},
+      {nullptr, i4},            {1e3, i4},             {1e300, e4m3fn},       {-1e300, e3m2},
+  };
+  for (const auto& [value, type] : cases) {
+    try {
+      parse_fill_value_v3(value, type);
+      ADD_FAILURE() << value.dump() << " parsed as " << type.name();
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(type.name()), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(FillValueV3, StructHasAFillValuePerField) {
+  const DataType point = parse_dtype_v3(json::parse(
+      R"({"name": "struct", "configuration": {"fields": [{"name": "x", "data_type": "float32"},
+          {"name": "y", "data_type": "int16"}]}})"));
+  const DataType record = parse_dtype_v3(json{
+      {"name", "struct"},
+      {"configuration", {{"fields", json::array({{{"name", "p"}, {"data_type", dtype_to_v3_json(point)}},
+                                                 {{"name", "flag"}, {"data_type", "bool"}}})}}}});
+  const json fill = json::parse(R"({"p": {"x": "NaN", "y": -2}, "flag": true})");
+  const FillValue f = parse_fill_value_v3(fill, record);
+  ASSERT_EQ(f.bytes().size(), 7u);
+  EXPECT_EQ(bits32(FillValue::from_bytes(f.bytes().first(4))), 0x7fc00000u);
+  EXPECT_EQ(value_of<std::int16_t>(FillValue::from_bytes(f.bytes().subspan(4, 2))), -2);
+  EXPECT_EQ(std::to_integer<int>(f.bytes()[6]), 1);
+  EXPECT_EQ(fill_value_to_v3_json(f, record), fill);
+  // v2 (and the legacy "structured" v3 arrays): Base64 of the packed record.
+  EXPECT_EQ(parse_fill_value_v3(fill_value_to_v2_json(f, record), record), f);
+  const std::pair<json, const char*> bad[] = {
+      {json::parse(R"({"p": {"x": 1.0}, "flag": true})"), "no fill value for field \"y\""},
+      {json::parse(R"({"p": {"x": 1.0, "y": 2}})"), "no fill value for field \"flag\""},
+      {json::parse(R"({"p": {"x": 1.0, "y": 2}, "flag": true, "extra": 0})"), "\"extra\" is not a field"},
+      {json::parse(R"({"p": {"x": 1.0, "y": 70000}, "flag": true})"), "out of range"},
+      {json::parse(R"({"p": [1.0, 2], "flag": true})"), "expected an object"},
+      {json::array({1, 2}), "expected an object"},
+      {"AAAA", "decodes to 3 bytes, expected 7"},
+      {nullptr, "null is not allowed"},
+  };
+  for (const auto& [value, why] : bad) {
+    try {
+      parse_fill_value_v3(value, record);
+      ADD_FAILURE() << value.dump() << " parsed";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(FillValue, SerialiseParseRoundTripsEveryKind) {
   const std::pair<DataType, json> cases[] = {
       {DataType::boolean(), true},
@@ -242,17 +374,18 @@ TEST(FillValue, SerialiseParseRoundTripsEveryKind) {
       {DataType::timedelta("s", 10), 42},
       {DataType::fixed_unicode(3), "xyz"},
       {DataType::fixed_bytes(3), "AAEC"},
+      {DataType::minifloat(MiniFloat::kE5M2FNUZ), -0.75},
+      {DataType::minifloat(MiniFloat::kE3M4), "0x79"},
+      {DataType::sub_byte_int(2), -2},
   };
   for (const auto& [type, value] : cases) {
     const FillValue f = parse_fill_value_v3(value, type);
     EXPECT_EQ(fill_value_to_v3_json(f, type), value) << type.name();
     EXPECT_EQ(parse_fill_value_v3(fill_value_to_v3_json(f, type), type), f) << type.name();
-    if (type.kind() != DataTypeKind::kBFloat16) {
-      // v2 keeps everything except NaN payloads.
-      const json v2 = fill_value_to_v2_json(f, type);
-      if (value != "0x7f800001") {
-        EXPECT_EQ(parse_fill_value_v2(v2, type), f) << type.name();
-      }
+    // v2 keeps everything except NaN payloads of the core float types.
+    const json v2 = fill_value_to_v2_json(f, type);
+    if (value != "0x7f800001") {
+      EXPECT_EQ(parse_fill_value_v2(v2, type), f) << type.name();
     }
   }
   // A v2 null fill has no v3 spelling; it is written as the zero it reads as.

@@ -94,6 +94,11 @@ def test_a_node_v3_cannot_express_stops_the_migration_before_anything_is_written
     root.create_array("fine", shape=(4,), chunks=(2,), dtype="i2")
     structured = np.dtype([("a", "<i4"), ("b", "<f8")])
     root.create_array("records", shape=(4,), chunks=(2,), dtype=structured, fill_value=None)
+    # A sub-array field (valid v2, which zarr-python 3.1 cannot write): v3 struct has none.
+    zarray = path / "records" / ".zarray"
+    document = json.loads(zarray.read_text())
+    document["dtype"] = [["a", "<i4"], ["b", "<f8", [2]]]
+    zarray.write_text(json.dumps(document))
     result = zarrkit.run("migrate", "v3", path, ok=False)
     assert result.returncode != 0
     assert "array 'records'" in result.stderr and "zarrkit cp" in result.stderr, result.stderr

@@ -38,14 +38,16 @@ class Zarrkit:
                         pytrace=False)
         return result
 
-    def export(self, array_path, select: str | None = None) -> np.ndarray:
-        """`zarrkit export ARRAY OUT.npy [--select EXPR]`, loaded back with NumPy."""
+    def export(self, array_path, select: str | None = None, astype: str | None = None) -> np.ndarray:
+        """`zarrkit export ARRAY OUT.npy [--select EXPR] [--astype TYPE]`, loaded back with NumPy."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         self._exports += 1
         out = self.scratch / f"export-{self._exports}.npy"
         args = ["export", array_path, out]
         if select is not None:
             args.append(f"--select={select}")  # with '=', since EXPR may start with '-'
+        if astype is not None:
+            args.append(f"--astype={astype}")
         self.run(*args)
         assert out.is_file(), f"zarrkit export exited 0 but wrote no {out}"
         return np.load(out, allow_pickle=False)

@@ -1,12 +1,12 @@
 // `zarrkit export --astype TYPE`: element types that NumPy's .npy format has no name for,
-// written as a type it has. Today that is bfloat16 (NumPy knows it only through the
-// ml_dtypes package), which export writes as
-//   float32, float64  the same values, exactly: every bfloat16 is a float32 (its 16 high
-//                     bits) and a float64; NaN stays NaN, infinities and -0 stay;
-//   bfloat16          the 2-byte patterns unchanged, as 2-byte voids (descr '|V2'): the
-//                     bytes np.save writes for an ml_dtypes.bfloat16 array (it names them
-//                     '<V2', the same type), so np.load(f).view(ml_dtypes.bfloat16) gives
-//                     the values back.
+// written as a type it has. These are the ml_dtypes types (NumPy knows them only through
+// that package): bfloat16, the float8/float6/float4 formats and int2/int4/uint2/uint4,
+// which export writes as
+//   float32, float64  the same values, exactly: every one of them is a float32 and a
+//                     float64; NaN stays NaN, infinities and -0 stay;
+//   the type's name   the byte patterns unchanged, as voids of the type's size (descr
+//                     '|V2', '|V1'): the bytes np.save writes for an ml_dtypes array, so
+//                     np.load(f).view(ml_dtypes.<name>) gives the values back.
 // Every other type is written as it is; --astype naming that same type is accepted.
 #pragma once
 
@@ -19,7 +19,7 @@ namespace zarrkit::cli {
 
 // The element type export writes for an array of `source` when asked for `astype` (empty:
 // not asked). UsageError (exit 2) for a name it does not know, for a conversion it does not
-// make, and for bfloat16 without --astype (the message names the choices).
+// make, and for an ml_dtypes type without --astype (the message names the choices).
 DataType export_type(const DataType& source, const std::string& astype);
 
 // `values` (C order, native byte order) as elements of `target`, a result of export_type for

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/half_float.h"
+#include "core/minifloat.h"
 #include "zarrkit/app.h"
 
 namespace zarrkit::cli {
@@ -100,6 +101,56 @@ TEST(ExportAsType, RawBitsKeepThePatterns) {
   EXPECT_EQ(out.shape(), (Shape{3, 2}));
   ASSERT_EQ(out.nbytes(), sizeof patterns);
   EXPECT_EQ(std::memcmp(out.data(), patterns, sizeof patterns), 0);
+}
+
+}  // namespace
+}  // namespace zarrkit::cli
+
+namespace zarrkit::cli {
+namespace {
+
+// The zarr-extensions ML types go the same ways as bfloat16.
+TEST(ExportAsType, MachineLearningTypesNeedAChoiceToo) {
+  for (const DataType& t : {DataType::minifloat(MiniFloat::kE4M3FN), DataType::minifloat(MiniFloat::kE2M1FN),
+                            DataType::sub_byte_int(4), DataType::sub_byte_uint(2)}) {
+    EXPECT_THROW(export_type(t, ""), UsageError) << t.name();
+    EXPECT_EQ(export_type(t, "float32"), DataType::float_(32)) << t.name();
+    EXPECT_EQ(export_type(t, "float64"), DataType::float_(64)) << t.name();
+    EXPECT_EQ(export_type(t, t.name()), DataType::raw_bits(8)) << t.name();
+    EXPECT_THROW(export_type(t, "int8"), UsageError) << t.name();
+  }
+}
+
+TEST(ExportAsType, Float32HoldsEveryMiniFloatAndSubByteValue) {
+  NDBuffer patterns = NDBuffer::allocate({256}, DataType::uint_(8));
+  for (unsigned i = 0; i < 256; ++i) patterns.data()[i] = static_cast<std::byte>(i);
+  for (MiniFloat f : {MiniFloat::kE3M4, MiniFloat::kE4M3, MiniFloat::kE4M3FN, MiniFloat::kE5M2FNUZ,
+                      MiniFloat::kE8M0FNU, MiniFloat::kE3M2FN, MiniFloat::kE2M1FN}) {
+    const DataType t = DataType::minifloat(f);
+    const unsigned count = 1u << t.value_bits();
+    NDBuffer values(Buffer::copy_of(patterns.buffer().view().first(count)), {count}, t);
+    const NDBuffer wide = convert_for_export(values, DataType::float_(32));
+    for (unsigned i = 0; i < count; ++i) {
+      const double expected = minifloat_to_double(f, static_cast<std::uint8_t>(i));
+      const float got = element<float>(wide, i);
+      if (std::isnan(expected)) {
+        EXPECT_TRUE(std::isnan(got)) << t.name() << " " << i;
+      } else {
+        EXPECT_EQ(static_cast<double>(got), expected) << t.name() << " " << i;
+        EXPECT_EQ(std::signbit(got), std::signbit(expected)) << t.name() << " " << i;
+      }
+    }
+    const NDBuffer raw = convert_for_export(values, DataType::raw_bits(8));
+    EXPECT_EQ(std::memcmp(raw.data(), values.data(), count), 0);
+  }
+  NDBuffer int4(Buffer::copy_of(patterns.buffer().view().first(16)), {16}, DataType::sub_byte_int(4));
+  NDBuffer uint4(Buffer::copy_of(patterns.buffer().view().first(16)), {16}, DataType::sub_byte_uint(4));
+  const NDBuffer signed_values = convert_for_export(int4, DataType::float_(64));
+  const NDBuffer unsigned_values = convert_for_export(uint4, DataType::float_(64));
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(element<double>(signed_values, static_cast<std::size_t>(i)), i < 8 ? i : i - 16);
+    EXPECT_EQ(element<double>(unsigned_values, static_cast<std::size_t>(i)), i);
+  }
 }
 
 }  // namespace

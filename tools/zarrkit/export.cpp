@@ -2,7 +2,7 @@
 // .npy file, in native byte order. The selection is read into memory whole. Variable-length
 // strings become fixed-width NumPy strings as wide as the longest selected one (`<U` for
 // text, `S` for bytes), as `numpy.asarray(zarr_array[...], dtype=str)` would give; types
-// .npy has no name for (bfloat16) are written as the one --astype names (astype.h).
+// .npy has no name for (the ml_dtypes types) are written as the one --astype names (astype.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -103,9 +103,9 @@ void add_export_command(CLI::App& app) {
                   "NumPy index expression per axis: 3, 0:10, ::-2, ..., -1, and integer or boolean "
                   "lists ([1,5,9], [True,False]), each list selecting along its own axis");
   cmd->add_option("--astype", options->astype,
-                  "the element type to write for types .npy has no name for: bfloat16 as float32 or "
-                  "float64 (the same values) or as bfloat16 (its 2-byte patterns, NumPy 'V2', for "
-                  "ml_dtypes)");
+                  "the element type to write for types .npy has no name for (bfloat16, float8/6/4, "
+                  "int2/int4/uint2/uint4): float32 or float64 (the same values) or the type's own name "
+                  "(its byte patterns, NumPy 'V1'/'V2', for ml_dtypes)");
   cmd->callback([options] { run_export(*options); });
 }
 

@@ -17,6 +17,7 @@ class NpyReader {
   // Opens the file and parses its header; checks that the file holds all the data.
   explicit NpyReader(const std::filesystem::path& path);
 
+  const std::filesystem::path& path() const { return path_; }
   const NpyHeader& header() const { return header_; }
   const Shape& shape() const { return header_.shape; }
   // The element type in native byte order (what the read functions return).

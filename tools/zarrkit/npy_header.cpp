@@ -182,7 +182,9 @@ NpyHeader parse_npy_header(ByteView bytes) {
     fail_invalid("npy header 'fortran_order' must be True or False, got {}", dict["fortran_order"].dump());
   }
   header.fortran_order = dict["fortran_order"].get<bool>();
-  header.dtype = parse_descr(dict["descr"]);
+  const nlohmann::json& descr = dict["descr"];
+  header.one_byte_float = descr == "<f1" || descr == "|f1" || descr == ">f1";
+  header.dtype = header.one_byte_float ? DataType::raw_bits(8) : parse_descr(descr);
   header.shape = parse_shape(dict["shape"]);
   header.data_bytes = checked_nbytes(header.shape, header.dtype);
   header.data_offset = preamble + header_len;
@@ -193,7 +195,14 @@ std::string npy_descr(const DataType& dtype) {
   if (dtype.is_variable_length()) {
     fail_unsupported("{} has no NumPy .npy equivalent with a fixed item size", dtype.name());
   }
-  if (dtype.kind() == DataTypeKind::kBFloat16) fail_unsupported("bfloat16 has no NumPy .npy equivalent");
+  // No .npy type string: export converts them first (--astype, astype.h).
+  switch (dtype.kind()) {
+    case DataTypeKind::kBFloat16:
+    case DataTypeKind::kMiniFloat:
+    case DataTypeKind::kSubByteInt:
+    case DataTypeKind::kSubByteUInt: fail_unsupported("{} has no NumPy .npy equivalent", dtype.name());
+    default: break;
+  }
   return descr_literal(dtype_to_v2_json(native_dtype(dtype)));
 }
 

@@ -25,6 +25,9 @@ struct NpyHeader {
   bool fortran_order = false;
   std::uint64_t data_offset = 0;  // bytes before the data
   std::uint64_t data_bytes = 0;   // elements * itemsize, overflow-checked
+  // The descr was a 1-byte float ('<f1'), which only ml_dtypes' float8_e5m2 has: `dtype` is
+  // then raw bytes (r8), and the file's type is known only to the user (import --dtype).
+  bool one_byte_float = false;
 };
 
 // The largest header we accept (NumPy's own default limit is 10000 bytes; structured types

@@ -1,5 +1,6 @@
 // The device half of "bytes": the stored elements in C order of the array->bytes spec; a
 // big-endian order is reversed element by element while the scatter places them.
+// Sub-byte types (int4, float4_e2m1fn, ...) are left to the host's bytes codec.
 #include "gpu/codecs/register.h"
 #include "gpu/device_codec.h"
 
@@ -11,6 +12,8 @@ class BytesDevice final : public DeviceArrayCodec {
   explicit BytesDevice(std::optional<Endian> endian) : endian_(endian) {}
 
   bool fold(const ChunkSpec& decoded, StoredLayout& layout) const override {
+    // Sub-byte types have their stored high bits cleared, which the scatter does not do.
+    if (decoded.dtype.is_sub_byte()) return false;
     if (endian_.value_or(Endian::kLittle) == native_endian() || decoded.dtype.swap_unit() <= 1) return true;
     // Structured types swap field by field, which the scatter does not do.
     if (decoded.dtype.kind() == DataTypeKind::kStructured) return false;

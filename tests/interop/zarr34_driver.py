@@ -1,0 +1,196 @@
+"""Runs inside the zarr-python 3.4 venv (.venv-zarr34, Python >= 3.12), as a subprocess of
+tests/interop/test_zarr_python_34.py: the test venv pins zarr-python 3.1 on Python 3.11.
+
+  python zarr34_driver.py write DIR    every case written by zarr-python 3.4 under DIR/<case>,
+                                       and what zarr-python reads back, DIR/<case>.npy
+  python zarr34_driver.py read SRC OUT each case under SRC (written by zarrkit) read by
+                                       zarr-python 3.4, saved as OUT/<case>.npy
+
+It prints the cases it handled as JSON: {"zarr": version, "cases": {name: array path}}.
+One process does every case, so the interpreter and zarr start once per direction.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numcodecs
+import numpy as np
+import zarr
+import zarr.codecs.numcodecs as numcodecs_v3
+from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec,
+                         ZstdCodec)
+
+warnings.filterwarnings("ignore")  # numcodecs.* and v2-only dtypes "not in the v3 spec"
+
+SHAPE = (7, 5)
+CHUNKS = (3, 2)
+PARTIAL = (slice(1, 5), slice(0, 3))  # leaves chunk row 2 and column 2 missing
+STRUCT = np.dtype([("id", "<i4"), ("weight", "<f8"), ("flag", "|b1")])
+
+
+def values_for(dtype: np.dtype, seed: int) -> np.ndarray:
+    """Values over the whole range of DTYPE (extremes, special floats), SHAPE elements."""
+    rng = np.random.default_rng(seed)
+    count = SHAPE[0] * SHAPE[1]
+    if dtype.fields is not None:
+        out = np.empty(count, dtype=dtype)
+        for i, name in enumerate(dtype.names):
+            out[name] = values_for(dtype.fields[name][0], seed + 1 + i).reshape(-1)
+        return out.reshape(SHAPE)
+    native = dtype.newbyteorder("=") if dtype.kind not in "SUbT" else dtype
+    if dtype.kind == "b":
+        flat = rng.integers(0, 2, count).astype(bool)
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        flat = rng.integers(info.min, info.max, count, dtype=native, endpoint=True)
+        flat[:2] = [info.min, info.max]
+    elif dtype.kind == "f":
+        flat = (rng.standard_normal(count) * 1000).astype(native)
+        flat[-4:] = [np.nan, np.inf, -np.inf, -0.0]
+    elif dtype.kind == "c":
+        flat = (rng.standard_normal(count) + 1j * rng.standard_normal(count)).astype(native)
+        flat[-1] = complex(np.nan, -0.0)
+    elif dtype.kind in "mM":
+        flat = rng.integers(-(2**62), 2**62, count).astype("<i8")
+        flat[0] = np.iinfo(np.int64).min  # NaT
+        flat = flat.view(dtype.newbyteorder("<"))
+    elif dtype.kind == "S":
+        flat = np.array([bytes(rng.integers(1, 255, int(n), dtype=np.uint8)) for n in rng.integers(0, 8, count)],
+                        dtype=dtype)
+    elif dtype.kind in "UT":
+        alphabet = list("abcXYZ019 é水\U0001F600")
+        flat = np.array(["".join(rng.choice(alphabet, int(n))) for n in rng.integers(0, 6, count)], dtype=dtype)
+    else:
+        raise AssertionError(f"no values for {dtype}")
+    return flat.astype(dtype).reshape(SHAPE)
+
+
+def fill_for(dtype: np.dtype):
+    if dtype.fields is not None:
+        return np.array((-3, 2.5, True), dtype=dtype)[()]
+    if dtype.kind == "M":
+        return np.datetime64("2001-02-03T04:05:06.000000007", "ns").astype(dtype)
+    if dtype.kind == "m":
+        return np.timedelta64(-5, "s").astype(dtype)
+    return {"b": True, "i": -3, "u": 42, "f": -1.5, "c": complex(1.5, -2.0), "S": b"fill", "U": "fé",
+            "T": "fé"}[dtype.kind]
+
+
+CORE = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+        "float64", "complex64", "complex128"]
+
+
+def cases() -> dict[str, dict]:
+    """name -> how zarr-python 3.4 creates it (the factories build codecs only when run)."""
+    out: dict[str, dict] = {}
+    for name in CORE:
+        out[f"v3-{name}"] = {"dtype": name}
+    out["v3-float64-big-endian"] = {"dtype": "float64", "serializer": lambda: BytesCodec(endian="big")}
+    out["v3-int16-gzip"] = {"dtype": "int16", "compressors": lambda: [GzipCodec(level=5)]}
+    out["v3-int32-zstd-crc32c"] = {"dtype": "int32", "compressors": lambda: [ZstdCodec(level=3, checksum=True),
+                                                                             Crc32cCodec()]}
+    out["v3-float32-blosc-lz4"] = {"dtype": "float32",
+                                   "compressors": lambda: [BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")]}
+    out["v3-uint16-blosc-zstd-bitshuffle"] = {
+        "dtype": "uint16", "compressors": lambda: [BloscCodec(cname="zstd", clevel=3, shuffle="bitshuffle")]}
+    out["v3-int64-numcodecs.zlib"] = {"dtype": "int64", "compressors": lambda: [numcodecs_v3.Zlib(level=1)]}
+    out["v3-float32-none"] = {"dtype": "float32", "compressors": None}
+    out["v3-int32-transpose"] = {"dtype": "int32", "filters": lambda: [TransposeCodec(order=(1, 0))]}
+    out["v3-float32-sharded"] = {"dtype": "float32", "shards": (6, 4)}
+    out["v3-int16-sharded-index-start"] = {
+        "dtype": "int16", "chunks": (6, 4),
+        "serializer": lambda: ShardingCodec(chunk_shape=(3, 2), codecs=[BytesCodec(), ZstdCodec(level=1)],
+                                            index_location="start")}
+    out["v3-datetime64"] = {"dtype": "<M8[ns]"}
+    out["v3-timedelta64"] = {"dtype": "<m8[s]"}
+    out["v3-fixed-U5"] = {"dtype": "<U5"}
+    out["v3-fixed-S7"] = {"dtype": "S7"}
+    out["v3-string"] = {"dtype": str}
+    out["v3-struct"] = {"dtype": STRUCT}
+    out["v3-struct-sharded"] = {"dtype": STRUCT, "shards": (6, 4)}
+    for name in ["bool", "int8", "int32", "uint64", "float16", "float64", "complex128"]:
+        out[f"v2-{name}"] = {"dtype": name, "zarr_format": 2}
+    out["v2-big-endian-i4"] = {"dtype": ">i4", "zarr_format": 2}
+    out["v2-U5"] = {"dtype": "<U5", "zarr_format": 2}
+    out["v2-S7"] = {"dtype": "S7", "zarr_format": 2}
+    out["v2-datetime64"] = {"dtype": "<M8[ns]", "zarr_format": 2}
+    out["v2-structured"] = {"dtype": STRUCT, "zarr_format": 2}
+    out["v2-string"] = {"dtype": str, "zarr_format": 2}
+    out["v2-blosc"] = {"dtype": "float32", "zarr_format": 2,
+                       "compressors": lambda: numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1)}
+    out["v2-zlib"] = {"dtype": "int32", "zarr_format": 2, "compressors": lambda: numcodecs.Zlib(level=1)}
+    out["v2-no-compressor"] = {"dtype": "uint16", "zarr_format": 2, "compressors": None}
+    out["v2-order-F"] = {"dtype": "int16", "zarr_format": 2, "order": "F"}
+    out["v2-delta-filter"] = {"dtype": "int32", "zarr_format": 2,
+                              "filters": lambda: [numcodecs.Delta(dtype="<i4")]}
+    out["v2-nested-keys"] = {"dtype": "float64", "zarr_format": 2,
+                             "chunk_key_encoding": {"name": "v2", "separator": "/"}}
+    out["v2-fill-none"] = {"dtype": "float64", "zarr_format": 2, "fill_value": None}
+    return out
+
+
+def create_args(spec: dict) -> dict:
+    args = {k: (v() if callable(v) and k != "dtype" else v) for k, v in spec.items()}
+    args.setdefault("chunks", CHUNKS)
+    return args
+
+
+def as_saveable(values: np.ndarray) -> np.ndarray:
+    """NumPy's variable-width strings cannot go into .npy: fixed-width, as wide as the longest."""
+    if values.dtype.kind == "T" or values.dtype == object:
+        return np.array(values.tolist(), dtype=str).reshape(values.shape)
+    return values
+
+
+def write(root: Path) -> dict[str, str]:
+    written = {}
+    for index, (name, spec) in enumerate(cases().items()):
+        args = create_args(spec)
+        requested = args.pop("dtype")
+        dtype = np.dtypes.StringDType() if requested is str else np.dtype(requested)
+        values = values_for(dtype, seed=index)
+        args.setdefault("fill_value", fill_for(dtype))
+        array = zarr.create_array(store=str(root / name), shape=SHAPE, dtype=dtype, **args)
+        array[PARTIAL] = values[PARTIAL]
+        np.save(root / f"{name}.npy", as_saveable(array[...]), allow_pickle=False)
+        written[name] = name
+    # A hierarchy with consolidated metadata: the array inside it.
+    group = zarr.open_group(str(root / "v3-group-consolidated"), mode="w")
+    inner = group.create_array("inner", shape=SHAPE, chunks=CHUNKS, dtype="int32", fill_value=7)
+    inner[PARTIAL] = values_for(np.dtype("int32"), seed=99)[PARTIAL]
+    group.attrs["title"] = "zarr-python 3.4"
+    zarr.consolidate_metadata(str(root / "v3-group-consolidated"))
+    np.save(root / "v3-group-consolidated.npy", inner[...])
+    written["v3-group-consolidated"] = "v3-group-consolidated/inner"
+    return written
+
+
+def read(source: Path, out: Path) -> dict[str, str]:
+    out.mkdir(parents=True, exist_ok=True)
+    done = {}
+    for name in sorted(p.name for p in source.iterdir() if p.is_dir()):
+        path = source / name
+        array_path = path / "inner" if (path / "inner").is_dir() else path
+        array = zarr.open_array(str(array_path), mode="r")
+        np.save(out / f"{name}.npy", as_saveable(array[...]), allow_pickle=False)
+        done[name] = str(array_path.relative_to(source))
+    return done
+
+
+def main() -> None:
+    command = sys.argv[1]
+    if command == "write":
+        handled = write(Path(sys.argv[2]))
+    elif command == "read":
+        handled = read(Path(sys.argv[2]), Path(sys.argv[3]))
+    else:
+        raise SystemExit(f"unknown command {command!r}")
+    print(json.dumps({"zarr": zarr.__version__, "cases": handled}))
+
+
+if __name__ == "__main__":
+    main()
