@@ -11,7 +11,7 @@
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
 # first_read first_read_old compare; and, not run by default, zstd (zarrkit's zstd kernels:
-# tests, sanitizers, zarrkit_zstd_bench), wheel_gpu (a zarrkit-*.whl put in the carry folder), multi_tests dask_large
+# tests, sanitizers, zarrkit_zstd_bench), wheel_gpu (a zarrkit-*.whl put in the carry folder), demo_gpu (zarrkit_demo put there), multi_tests dask_large
 # multi_bench multi_stats racecheck xarray_load: the multi-device tests, Dask-CUDA on an array larger than one GPU
 # (DASK_GPUS, default 0,1; DASK_K: a pytest -k expression), bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default
 # all; MULTI_CASES, MULTI_WAYS, MULTI_REPS) and, after it, the read counters of one GPU and of
@@ -297,6 +297,15 @@ stage "the wheel, installed with --no-index, reading into GPU memory"
   echo "wheel_gpu rc $?"
 } > "$out/wheel_gpu.log" 2>&1
 tail -15 "$out/wheel_gpu.log"
+fi
+
+if [[ " ${STAGES:-} " == *" demo_gpu "* ]]; then
+# scripts/demo's program (zarrkit_demo from the CUDA build, put in the carry folder), default
+# size: every section, the reads into GPU memory included, every value checked.
+stage "the demo with its GPU section"
+strip -o "$work/bin/zarrkit_demo" "$carry/zarrkit_demo"
+(cd /tmp && timeout 400 "$work/bin/zarrkit_demo" --dir /tmp/zk_demo) > "$out/demo_gpu.log" 2>&1
+echo "demo rc $?"; tail -40 "$out/demo_gpu.log"; rm -rf /tmp/zk_demo
 fi
 
 stage "done"
