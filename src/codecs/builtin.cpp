@@ -14,6 +14,8 @@ void register_builtin_codecs(CodecRegistry& registry) {
   register_bitround_codec(registry);
   register_packbits_codec(registry);
   register_astype_codec(registry);
+  register_scale_offset_codec(registry);
+  register_cast_value_codec(registry);
   // array->bytes
   register_bytes_codec(registry);
   register_sharding_codec(registry);  // builds its inner chains from this same registry

@@ -27,6 +27,8 @@ void register_quantize_codec(CodecRegistry& registry);   // v3 "numcodecs.quanti
 void register_bitround_codec(CodecRegistry& registry);   // v3 "numcodecs.bitround"; v2 "bitround"
 void register_packbits_codec(CodecRegistry& registry);   // v3 "numcodecs.packbits"; v2 "packbits"
 void register_astype_codec(CodecRegistry& registry);     // v3 "numcodecs.astype"; v2 "astype"
+void register_scale_offset_codec(CodecRegistry& registry);  // v3 "scale_offset"
+void register_cast_value_codec(CodecRegistry& registry);    // v3 "cast_value"
 void register_vlen_utf8_codec(CodecRegistry& registry);  // v3 "vlen-utf8"; v2 object codec "vlen-utf8"
 void register_vlen_bytes_codec(CodecRegistry& registry); // v3 "vlen-bytes"; v2 object codec "vlen-bytes"
 

@@ -21,8 +21,8 @@ import numcodecs
 import numpy as np
 import zarr
 import zarr.codecs.numcodecs as numcodecs_v3
-from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec,
-                         ZstdCodec)
+from zarr.codecs import (BloscCodec, BytesCodec, CastValue, Crc32cCodec, GzipCodec, ScaleOffset, ShardingCodec,
+                         TransposeCodec, ZstdCodec)
 
 warnings.filterwarnings("ignore")  # numcodecs.* and v2-only dtypes "not in the v3 spec"
 
@@ -130,6 +130,58 @@ def cases() -> dict[str, dict]:
     out["v2-nested-keys"] = {"dtype": "float64", "zarr_format": 2,
                              "chunk_key_encoding": {"name": "v2", "separator": "/"}}
     out["v2-fill-none"] = {"dtype": "float64", "zarr_format": 2, "fill_value": None}
+    out.update(value_codec_cases())
+    return out
+
+
+def measured(seed: int, low: float, high: float, dtype: str, specials=()) -> np.ndarray:
+    """Values in [low, high) with fractions that need rounding, and SPECIALS among those written."""
+    values = np.random.default_rng(seed).uniform(low, high, SHAPE).astype(dtype)
+    written = values[PARTIAL]  # a view: the specials land where the partial write stores them
+    written.flat[:len(specials)] = list(specials)
+    return values
+
+
+def value_codec_cases() -> dict[str, dict]:
+    """The cast_value and scale_offset codecs: each with values its conversion accepts."""
+    out: dict[str, dict] = {}
+    out["v3-float64-scale_offset-cast_value-uint16"] = {
+        "dtype": "float64", "fill_value": -1.5, "values": lambda: measured(1, -10, 600, "float64", [-10.05, 650.0]),
+        "compressors": None,
+        "filters": lambda: [ScaleOffset(offset=-10, scale=100),
+                            CastValue(data_type="uint16", rounding="nearest-even", out_of_range="clamp")]}
+    out["v3-float32-scale_offset-cast_value-int8-wrap"] = {
+        "dtype": "float32", "fill_value": 0.25, "values": lambda: measured(2, -40, 40, "float32", [-0.5, 0.5, 1.5]),
+        "compressors": None,
+        "filters": lambda: [ScaleOffset(offset=0.5, scale=4),
+                            CastValue(data_type="int8", rounding="nearest-away", out_of_range="wrap")]}
+    out["v3-float64-cast_value-float16-towards-zero"] = {
+        "dtype": "float64", "fill_value": 1e6, "compressors": None,
+        "values": lambda: measured(3, -70000, 70000, "float64", [np.nan, np.inf, -np.inf, -0.0, 65519.5, 1e-9]),
+        "filters": lambda: [CastValue(data_type="float16", rounding="towards-zero", out_of_range="clamp")]}
+    out["v3-float32-cast_value-uint8-scalar-map"] = {
+        "dtype": "float32", "fill_value": np.nan, "compressors": None,
+        "values": lambda: measured(4, -1, 254, "float32", [np.nan, 255.0, -3.0, 2.5]),
+        "filters": lambda: [CastValue(data_type="uint8", rounding="towards-positive", out_of_range="clamp",
+                                      scalar_map={"encode": [("NaN", 255)], "decode": [(255, "NaN")]})]}
+    out["v3-int32-scale_offset"] = {
+        "dtype": "int32", "fill_value": 9, "compressors": None,
+        "values": lambda: np.random.default_rng(5).integers(-1000, 1000, SHAPE).astype("int32"),
+        "filters": lambda: [ScaleOffset(offset=7, scale=3)]}
+    out["v3-int64-cast_value-int16-clamp"] = {
+        "dtype": "int64", "fill_value": -40000, "compressors": None,
+        "values": lambda: np.random.default_rng(6).integers(-50000, 50000, SHAPE).astype("int64"),
+        "filters": lambda: [CastValue(data_type="int16", out_of_range="clamp")]}
+    out["v3-uint8-cast_value-float32"] = {
+        "dtype": "uint8", "fill_value": 200, "compressors": None, "serializer": lambda: BytesCodec(),
+        "values": lambda: np.random.default_rng(7).integers(0, 256, SHAPE).astype("uint8"),
+        "filters": lambda: [CastValue(data_type="float32")]}
+    out["v3-float32-scale_offset-cast_value-sharded"] = {
+        "dtype": "float32", "fill_value": 3.0, "shards": (6, 4), "compressors": None,
+        "values": lambda: measured(8, 0, 60, "float32", [3.0, 3.01]),
+        # zarr-python checks the inner chain with a fill value of 0, so 0 must encode too.
+        "filters": lambda: [ScaleOffset(offset=-3, scale=10),
+                            CastValue(data_type="uint16", rounding="towards-negative")]}
     return out
 
 
@@ -149,10 +201,11 @@ def as_saveable(values: np.ndarray) -> np.ndarray:
 def write(root: Path) -> dict[str, str]:
     written = {}
     for index, (name, spec) in enumerate(cases().items()):
+        make_values = spec.pop("values", None)
         args = create_args(spec)
         requested = args.pop("dtype")
         dtype = np.dtypes.StringDType() if requested is str else np.dtype(requested)
-        values = values_for(dtype, seed=index)
+        values = make_values() if make_values else values_for(dtype, seed=index)
         args.setdefault("fill_value", fill_for(dtype))
         array = zarr.create_array(store=str(root / name), shape=SHAPE, dtype=dtype, **args)
         array[PARTIAL] = values[PARTIAL]

@@ -286,6 +286,52 @@ def v3_field_cases():
     bad("attributes_not_object", "attributes is a list", attributes=[1, 2])
 
 
+def value_codec_cases():
+    """cast_value and scale_offset: bad configurations, and stored values that cannot be decoded."""
+    def bad(name, why, codecs, expect="InvalidArgument", **overrides):
+        add("v3_" + name, "open_array", expect, why, {"zarr.json": dump(v3_array(codecs=codecs, **overrides))})
+
+    def cast(**config):
+        return {"name": "cast_value", "configuration": config}
+
+    def scale_offset(**config):
+        return {"name": "scale_offset", "configuration": config}
+
+    bad("cast_value_no_data_type", "cast_value without data_type", [cast(rounding="towards-zero"), BYTES_LE])
+    bad("cast_value_unknown_key", "cast_value with a key the spec reserves",
+        [cast(data_type="int16", mode="fast"), BYTES_LE])
+    bad("cast_value_rounding_unknown", "cast_value rounding \"up\"", [cast(data_type="int16", rounding="up"), BYTES_LE])
+    bad("cast_value_out_of_range_unknown", "cast_value out_of_range \"saturate\"",
+        [cast(data_type="int16", out_of_range="saturate"), BYTES_LE])
+    bad("cast_value_wrap_to_float", "out_of_range \"wrap\" into float32",
+        [cast(data_type="float32", out_of_range="wrap"), BYTES_LE])
+    bad("cast_value_to_bool", "cast_value to bool", [cast(data_type="bool"), BYTES_LE])
+    bad("cast_value_to_bfloat16", "cast_value to bfloat16 (allowed by the spec, not cast here)",
+        [cast(data_type="bfloat16"), BYTES_LE], expect="Unsupported")
+    bad("cast_value_scalar_map_not_pairs", "scalar_map entries are not [from, to] pairs",
+        [cast(data_type="int16", scalar_map={"encode": [[1, 2, 3]]}), BYTES_LE])
+    bad("cast_value_scalar_map_out_of_range", "scalar_map maps to 70000, no int16",
+        [cast(data_type="int16", scalar_map={"encode": [[1, 70000]]}), BYTES_LE])
+    bad("cast_value_nan_fill_to_int", "a NaN fill value into int16 without a scalar_map entry",
+        [cast(data_type="int16"), BYTES_LE], data_type="float32", fill_value="NaN")
+    bad("scale_offset_scale_zero", "scale_offset scale 0", [scale_offset(offset=1, scale=0), BYTES_LE])
+    bad("scale_offset_fractional_offset", "scale_offset offset 0.5 on int32 data",
+        [scale_offset(offset=0.5, scale=2), BYTES_LE])
+    bad("scale_offset_unknown_key", "scale_offset with a key the spec reserves",
+        [scale_offset(offset=1, scale=2, dtype="int32"), BYTES_LE])
+    bad("scale_offset_on_strings", "scale_offset on string data",
+        [scale_offset(offset=1, scale=2), {"name": "vlen-utf8"}], data_type="string", fill_value="")
+
+    # Valid metadata, stored values that do not decode.
+    chunk_key = "c/0"
+    add("v3_scale_offset_remainder", "read_array", "DataLoss", "a stored int32 not a multiple of the scale",
+        {"zarr.json": dump(v3_array(codecs=[scale_offset(scale=4), BYTES_LE])), chunk_key: RAW})
+    add("v3_cast_value_decode_out_of_range", "read_array", "DataLoss",
+        "stored int64 values beyond the int32 array type",
+        {"zarr.json": dump(v3_array(codecs=[cast(data_type="int64"), BYTES_LE])),
+         chunk_key: (DATA.astype("<i8") * (1 << 40)).tobytes()})
+
+
 # ---- Sizes: zero, negative, fractional, huge --------------------------------------------------
 
 
@@ -684,6 +730,7 @@ def main():
     CASES.mkdir()
     json_cases()
     v3_field_cases()
+    value_codec_cases()
     dims_cases()
     v2_cases()
     fill_cases()
