@@ -25,6 +25,16 @@ def gpu_read_stats() -> dict:
     Counters of the device reads over the life of the process (empty without the CUDA path): chunks decoded on the GPU and on the host, bytes uploaded from pinned and pageable memory, time in the host phase and waiting for the GPU, pinned staging arenas made (and the time it took). For benchmarks and diagnosis.
     """
 
+def chunk_cache_stats(device: int | None = None) -> dict:
+    """
+    Counters of the process's decoded-chunk cache (or of GPU `device`'s): hits, misses, insertions, evictions, invalidations by writes, values dropped because a write came while they were read, and the entries, bytes and budget it holds now.
+    """
+
+def clear_chunk_caches() -> None:
+    """
+    Empties every decoded-chunk cache of the process (host, arrays' own, GPUs'); the counters stay.
+    """
+
 def hardware_threads() -> int:
     """The number of hardware threads (what num_threads=0 means)."""
 
