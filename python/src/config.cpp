@@ -181,6 +181,8 @@ SettingsScope::SettingsScope(std::optional<bool> write_empty_chunks)
 void bind_config(nb::module_& m) {
   m.def("get_settings", [] { return settings_dict(python_settings()); },
         "The settings engine calls run under, as a dict of every setting.");
+  m.def("memory_setting", [] { return std::string(memory_kind_to_name(python_settings().memory)); },
+        "The `memory` setting alone (what every read asks; get_settings() builds every setting).");
   m.def("default_settings", [] { return settings_dict(environment_config()); },
         "The defaults: zarrkit's, with the ZARRKIT_* environment variables applied.");
   m.def("set_settings",

@@ -9,6 +9,11 @@ from collections.abc import Mapping, Sequence
 def get_settings() -> dict:
     """The settings engine calls run under, as a dict of every setting."""
 
+def memory_setting() -> str:
+    """
+    The `memory` setting alone (what every read asks; get_settings() builds every setting).
+    """
+
 def default_settings() -> dict:
     """
     The defaults: zarrkit's, with the ZARRKIT_* environment variables applied.
