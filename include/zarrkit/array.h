@@ -16,6 +16,11 @@
 
 namespace zarrkit {
 
+namespace detail {
+struct ArrayCacheState;  // src/engine/cached_reads.h
+}
+class ReadCache;
+
 // What is stored for an array (for `zarrkit info`).
 struct StorageInfo {
   std::uint64_t chunks_stored = 0;
@@ -24,6 +29,8 @@ struct StorageInfo {
   std::uint64_t bytes_logical = 0;  // shape * itemsize
 };
 
+// Reads may go through the decoded-chunk cache (zarrkit/chunk_cache.h): the process's, or
+// one of the array's own when Config::cache.array_bytes was set when it was opened.
 class Array {
  public:
   // Opens the array at `path` ("" for the root): zarr.json if present, else .zarray.
@@ -115,11 +122,13 @@ class Array {
 
  private:
   friend class Group;  // opens arrays from consolidated metadata, without reading the store
+  friend class ReadCache;
   Array(std::shared_ptr<Store> store, std::string path, std::shared_ptr<const ArrayMetadata> m);
 
   std::shared_ptr<Store> store_;
   std::string path_;
   std::shared_ptr<const ArrayMetadata> metadata_;
+  std::shared_ptr<detail::ArrayCacheState> cache_state_;
 };
 
 }  // namespace zarrkit

@@ -132,6 +132,27 @@ struct GpuConfig {
   bool operator==(const GpuConfig&) const = default;
 };
 
+// The decoded-chunk cache (zarrkit/chunk_cache.h, docs/chunk-cache.md): decoded chunks kept
+// for later reads that touch them again (sliding windows, data loaders, viewers, repeated
+// remote or sharded reads). Off by default: a read that never comes back to a chunk pays a
+// copy into the cache and the memory for nothing.
+struct CacheConfig {
+  // Bytes of decoded chunks the process keeps in host memory, one budget shared by every
+  // array (ZARRKIT_CACHE_BYTES, "512M", "4G"); 0: none. A read takes the value in force when
+  // it starts and resizes the process's cache to it (0 empties it): set it for the process,
+  // not for a scope.
+  std::uint64_t host_bytes = 0;
+  // Where not 0, an array opened (or created) while it is in force keeps a cache of its own
+  // of this many bytes, which its reads use instead of the process's (ZARRKIT_CACHE_ARRAY_BYTES):
+  // one array's reads then never push out another's chunks.
+  std::uint64_t array_bytes = 0;
+  // Bytes of decoded chunks kept in GPU memory for reads into device memory, per GPU
+  // (ZARRKIT_CACHE_DEVICE_BYTES); 0: none. Separate from the host's budget.
+  std::uint64_t device_bytes = 0;
+
+  bool operator==(const CacheConfig&) const = default;
+};
+
 // The memory this process may use: physical memory, or the cgroup's limit where lower.
 std::uint64_t usable_memory_bytes();
 // The defaults of Config::max_chunk_bytes and Config::max_request_bytes (see there).
@@ -169,6 +190,7 @@ struct Config {
   std::uint64_t max_request_bytes = default_max_request_bytes();
   RemoteConfig remote;
   GpuConfig gpu;
+  CacheConfig cache;
 
   bool operator==(const Config&) const = default;
 };

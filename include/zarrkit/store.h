@@ -136,6 +136,33 @@ class Store {
   virtual std::vector<std::string> list(std::string_view prefix = "") = 0;
   // The immediate children of the directory `prefix` ("" for the root), each list sorted.
   virtual DirListing list_dir(std::string_view prefix);
+
+  // How the decoded-chunk cache (zarrkit/chunk_cache.h) names this store's values: a text
+  // that, followed by a key, says where that value lives, the same for stores that read the
+  // same values ("file:///data/x.zarr/" for a directory: a store opened on x.zarr/a names
+  // "b" as one on x.zarr names "a/b"). The default is unique to this object.
+  virtual std::string cache_identity() const;
+
+ protected:
+  // Made by a write of `key` (with `below`, of every key under the directory `key`) before
+  // it starts: when it ends, done or failed, the process's decoded-chunk caches drop what
+  // they hold of what it may have changed. Every store that writes makes one per write.
+  class WriteScope {
+   public:
+    WriteScope(const Store& store, std::string_view key, bool below = false);
+    ~WriteScope();
+    WriteScope(const WriteScope&) = delete;
+    WriteScope& operator=(const WriteScope&) = delete;
+
+   private:
+    const Store& store_;
+    std::string_view key_;
+    bool below_;
+  };
+
+ private:
+  std::uint64_t instance_ = next_instance();
+  static std::uint64_t next_instance();
 };
 
 // Throws InvalidArgumentError unless `key` is a safe relative key (see the file comment).

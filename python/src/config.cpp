@@ -3,12 +3,15 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <thread>
 #include <vector>
 
 #include "bindings.h"
+#include "core/chunk_cache.h"
 #include "core/settings_env.h"
+#include "zarrkit/chunk_cache.h"
 #include "zarrkit/error.h"
 #ifdef ZARRKIT_HAVE_CUDA
 #include "gpu/batch_support.h"
@@ -141,6 +144,9 @@ const std::vector<Setting>& settings_table() {
       setting("gpu.gds_piece_bytes", &Config::gpu, &GpuConfig::gds_piece_bytes),
       setting("gpu.cufile_library", &Config::gpu, &GpuConfig::cufile_library),
       setting("gpu.nvcomp_library", &Config::gpu, &GpuConfig::nvcomp_library),
+      setting("cache.host_bytes", &Config::cache, &CacheConfig::host_bytes),
+      setting("cache.array_bytes", &Config::cache, &CacheConfig::array_bytes),
+      setting("cache.device_bytes", &Config::cache, &CacheConfig::device_bytes),
   };
   return table;
 }
@@ -175,6 +181,8 @@ SettingsScope::SettingsScope(std::optional<bool> write_empty_chunks)
 void bind_config(nb::module_& m) {
   m.def("get_settings", [] { return settings_dict(python_settings()); },
         "The settings engine calls run under, as a dict of every setting.");
+  m.def("memory_setting", [] { return std::string(memory_kind_to_name(python_settings().memory)); },
+        "The `memory` setting alone (what every read asks; get_settings() builds every setting).");
   m.def("default_settings", [] { return settings_dict(environment_config()); },
         "The defaults: zarrkit's, with the ZARRKIT_* environment variables applied.");
   m.def("set_settings",
@@ -189,6 +197,8 @@ void bind_config(nb::module_& m) {
           }
           require_memory(c.memory);
           set_python_settings(c);
+          // The process's cache takes its new budget now (0 empties it), not at the next read.
+          process_chunk_cache(c.cache.host_bytes);
         },
         nb::arg("changes"), "Changes the given settings (all or none) of engine calls.");
   m.def("memory_available",
@@ -203,6 +213,7 @@ void bind_config(nb::module_& m) {
         d["chunks_decoded_on_gpu"] = s.chunks_decoded_on_gpu.load();
         d["chunks_decoded_on_cpu"] = s.chunks_decoded_on_cpu.load();
         d["chunks_missing"] = s.chunks_missing.load();
+        d["chunks_from_cache"] = s.chunks_from_cache.load();
         d["chunks_decoded_by_nvcomp"] = s.chunks_decoded_by_nvcomp.load();
         d["chunks_decoded_by_zstd_kernels"] = s.chunks_decoded_by_zstd_kernels.load();
         d["gpu_rejections_recovered"] = s.gpu_rejections_recovered.load();
@@ -220,6 +231,28 @@ void bind_config(nb::module_& m) {
       "chunks decoded on the GPU and on the host, bytes uploaded from pinned and pageable memory, "
       "time in the host phase and waiting for the GPU, pinned staging arenas made (and the time it took). "
       "For benchmarks and diagnosis.");
+  m.def(
+      "chunk_cache_stats",
+      [](std::optional<int> device) {
+        const ChunkCacheStats s = device ? device_chunk_cache_stats(*device) : chunk_cache_stats();
+        nb::dict d;
+        d["hits"] = s.hits;
+        d["misses"] = s.misses;
+        d["insertions"] = s.insertions;
+        d["evictions"] = s.evictions;
+        d["invalidations"] = s.invalidations;
+        d["dropped"] = s.dropped;
+        d["entries"] = s.entries;
+        d["bytes"] = s.bytes;
+        d["budget"] = s.budget;
+        return d;
+      },
+      nb::arg("device") = nb::none(),
+      "Counters of the process's decoded-chunk cache (or of GPU `device`'s): hits, misses, insertions, "
+      "evictions, invalidations by writes, values dropped because a write came while they were read, and "
+      "the entries, bytes and budget it holds now.");
+  m.def("clear_chunk_caches", [] { clear_chunk_caches(); },
+        "Empties every decoded-chunk cache of the process (host, arrays' own, GPUs'); the counters stay.");
   m.def("hardware_threads", [] { return std::max(1u, std::thread::hardware_concurrency()); },
         "The number of hardware threads (what num_threads=0 means).");
 }

@@ -153,7 +153,7 @@ class _Plan:
             raise ValueError(f"{what}: {count} chunks but {len(self.keys)} selections")
         part_shapes = [_part_shape(self.chunk_shape, k) for k in self.keys]
         if out is None:
-            self.on_device = (_zarrkit.get_settings()["memory"] == "device") if device is None else bool(device)
+            self.on_device = (_zarrkit.memory_setting() == "device") if device is None else bool(device)
             self.outs = [
                 _device.new_device_array(s, dtype) if self.on_device else np.empty(s, dtype=dtype) for s in part_shapes
             ]

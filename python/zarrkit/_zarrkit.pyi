@@ -9,6 +9,11 @@ from collections.abc import Mapping, Sequence
 def get_settings() -> dict:
     """The settings engine calls run under, as a dict of every setting."""
 
+def memory_setting() -> str:
+    """
+    The `memory` setting alone (what every read asks; get_settings() builds every setting).
+    """
+
 def default_settings() -> dict:
     """
     The defaults: zarrkit's, with the ZARRKIT_* environment variables applied.
@@ -23,6 +28,16 @@ def memory_available(memory: str) -> bool:
 def gpu_read_stats() -> dict:
     """
     Counters of the device reads over the life of the process (empty without the CUDA path): chunks decoded on the GPU and on the host, bytes uploaded from pinned and pageable memory, time in the host phase and waiting for the GPU, pinned staging arenas made (and the time it took). For benchmarks and diagnosis.
+    """
+
+def chunk_cache_stats(device: int | None = None) -> dict:
+    """
+    Counters of the process's decoded-chunk cache (or of GPU `device`'s): hits, misses, insertions, evictions, invalidations by writes, values dropped because a write came while they were read, and the entries, bytes and budget it holds now.
+    """
+
+def clear_chunk_caches() -> None:
+    """
+    Empties every decoded-chunk cache of the process (host, arrays' own, GPUs'); the counters stay.
     """
 
 def hardware_threads() -> int:

@@ -18,6 +18,16 @@ from zarrkit.storage import Store
 
 __all__ = ["Array", "ArrayInfo", "BlockIndex", "OIndex", "VIndex"]
 
+_PLAIN_BOUND = (int, type(None))
+
+
+def _plain_slices(selection: Any, ndim: int) -> bool:
+    """True for a tuple of at most `ndim` slices whose bounds and steps are Python ints or
+    None: a selection the engine takes as it is."""
+    return type(selection) is tuple and len(selection) <= ndim and all(
+        type(s) is slice and type(s.start) in _PLAIN_BOUND and type(s.stop) in _PLAIN_BOUND
+        and type(s.step) in _PLAIN_BOUND for s in selection)
+
 
 def _host_value(value: Any) -> Any:
     # Selections that the engine writes from host memory take device arrays by copying them.
@@ -26,7 +36,7 @@ def _host_value(value: Any) -> Any:
 
 def _as_configured(result: np.ndarray) -> Any:
     # Selections that the engine reads into host memory: moved to the GPU in device mode.
-    if _zarrkit.get_settings()["memory"] == "device":
+    if _zarrkit.memory_setting() == "device":
         return _device.as_cupy_copy(result)
     return result
 
@@ -443,7 +453,7 @@ class Array:
         shape = tuple(self._impl.selection_shape(key))
         if self._dtype.kind in "OT":
             return self._read_var(key, moved, out)
-        if out is None and not host and _zarrkit.get_settings()["memory"] == "device":
+        if out is None and not host and _zarrkit.memory_setting() == "device":
             return self._read_to_device(key, moved, shape)
         if out is not None and _device.is_device_array(out):
             return self._read_into_device_out(key, moved, shape, out)
@@ -616,6 +626,10 @@ class Array:
     def __getitem__(self, selection: Any) -> Any:
         """NumPy indexing: integers, slices (any step), ..., one integer or boolean list,
         integer arrays on every axis (paired, as ``vindex``) or a boolean mask."""
+        if _plain_slices(selection, self.ndim):
+            # The engine takes these as they are: small reads (a window, a patch) skip the
+            # checks below, which cost as much as copying a cached chunk's part.
+            return self._read(selection, None, None)
         kind = self._fancy_kind(selection)
         if kind == "mask":
             return self.get_mask_selection(selection[0] if isinstance(selection, tuple) else selection)

@@ -24,6 +24,11 @@ gpu.* : reads into and writes from GPU memory
     ``gpu.nvcomp_decode`` (False), ``gpu.nvcomp_min_chunks`` (512), ``gpu.zstd_kernels``
     (False), ``gpu.gds_direct``,
     ``gpu.gds_mode`` (``"auto"``, ``"cufile"``, ``"compat"``), ...
+cache.* : the decoded-chunk cache (off by default; docs/chunk-cache.md)
+    ``cache.host_bytes``: decoded chunks the process keeps for later reads, one budget for
+    every array (0: none); ``cache.array_bytes``: where not 0, arrays opened while it is set
+    keep a cache of their own of that size; ``cache.device_bytes``: the same for reads into
+    GPU memory, per GPU. :func:`cache_stats` and :func:`clear_cache` report and empty them.
 
 The defaults are zarrkit's, with the ``ZARRKIT_*`` environment variables applied (read
 once, when zarrkit first needs its settings); :func:`reset` restores them.
@@ -51,7 +56,8 @@ from typing import Any
 
 from zarrkit import _zarrkit
 
-__all__ = ["as_dict", "defaults", "enable_gpu", "get", "gpu_available", "reset", "set", "warm_up_gpu"]
+__all__ = ["as_dict", "cache_stats", "clear_cache", "defaults", "enable_gpu", "get", "gpu_available", "reset", "set",
+           "warm_up_gpu"]
 
 _lock = threading.Lock()
 _INT_MAX = 2**63 - 1
@@ -197,6 +203,19 @@ def warm_up_gpu(array: Any, selection: Any = Ellipsis) -> None:
     GPU memory needs (pinned staging, device memory, streams, the kernels), so that the
     first read costs what later ones do. ``UnsupportedError`` without a GPU."""
     array.warm_up_gpu(selection)
+
+
+def cache_stats(device: int | None = None) -> dict[str, int]:
+    """Counters of the process's decoded-chunk cache (``device``: of that GPU's): ``hits``,
+    ``misses``, ``insertions``, ``evictions``, ``invalidations`` (chunks dropped because this
+    process wrote them), ``dropped`` (values not kept because a write came while they were
+    read), and what it holds now: ``entries``, ``bytes``, ``budget``."""
+    return dict(_zarrkit.chunk_cache_stats(device))
+
+
+def clear_cache() -> None:
+    """Empties every decoded-chunk cache of the process (the counters stay)."""
+    _zarrkit.clear_chunk_caches()
 
 
 def __getattr__(name: str) -> Any:

@@ -35,6 +35,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,14 +76,37 @@ class ShardLevel final : public PartialChunkCodec {
   std::uint64_t num_inner_chunks() const override { return layout.num_inner_chunks; }
   // Splits `runs` (shard coordinates) by the level's inner chunks (select_inner_chunks).
   InnerChunkSelection select(const BlockRuns& runs, std::span<const std::uint64_t> valid) const override;
+  // With request.cache set, read_through_cache (sharding_cached_read.cpp) instead.
   void read(const PartialRequest& request, const std::string& key, const ChunkTask& task) const override;
+  bool read_from_cache(const PartialRequest& request, const std::string& key, const ChunkTask& task) const override;
   void write(const PartialRequest& request, const std::string& key, const ChunkTask& task) const override;
   LocatedChunks locate(const ChunkSource& source, const BlockRuns& runs,
                        std::span<const std::uint64_t> valid) const override;
 
  private:
+  // Reads through request.cache: the inner chunks it holds are copied from it; for the
+  // others the index is read, and each is fetched (coalesced ranges), decoded whole into a
+  // buffer of its own, put in the cache and copied. Nested shards are decoded whole.
+  void read_through_cache(const PartialRequest& request, const std::string& key, const ChunkTask& task) const;
+
   mutable std::once_flag order_once_;
   mutable std::vector<std::uint64_t> order_;
 };
+
+// Where one level's shard lies, for the reads of sharding_reader.cpp and
+// sharding_cached_read.cpp: a whole store value, or a byte range of one (an inner chunk of
+// the level above). `bytes` holds the shard when it is in memory already; `reader` reads
+// the store value when the task reads all of it through one (set, its size is known).
+struct ShardSource {
+  std::uint64_t base = 0;                // offset of the shard in the store value
+  std::optional<std::uint64_t> size;     // known for a fetched, opened or nested shard
+  std::optional<ByteView> bytes;         // the whole shard, when in memory
+  ByteSource* reader = nullptr;          // the store value, opened
+};
+
+// The index bytes of the shard (held by `storage` where they had to be fetched from `key`
+// of `store`, which is needed only then), or nullopt when the shard is absent.
+std::optional<ByteView> fetch_shard_index(const ShardLevel& level, const ShardSource& source, Store* store,
+                                          std::string_view key, std::optional<Buffer>& storage);
 
 }  // namespace zarrkit

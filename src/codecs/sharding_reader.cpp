@@ -19,16 +19,6 @@
 namespace zarrkit {
 namespace {
 
-// Where one level's shard lies: a whole store value, or a byte range of one (an inner chunk
-// of the level above). `bytes` holds the shard when it is in memory already; `reader` reads
-// the store value when the task reads all of it through one (set, its size is known).
-struct ShardSource {
-  std::uint64_t base = 0;                // offset of the shard in the store value
-  std::optional<std::uint64_t> size;     // known for a fetched, opened or nested shard
-  std::optional<ByteView> bytes;         // the whole shard, when in memory
-  ByteSource* reader = nullptr;          // the store value, opened
-};
-
 struct ReadContext {
   Store& store;
   const std::string& key;
@@ -59,39 +49,6 @@ void read_exactly(const ShardSource& source, std::uint64_t offset, MutableByteVi
     fail_data_loss("bytes [{}, {}) of the shard cannot be read: it ends at byte {} now (it shrank while read)", begin,
                    begin + dest.size(), begin + got);
   }
-}
-
-// The index bytes of the shard (held by `storage` where they had to be fetched from `key`
-// of `store`, which is needed only then), or nullopt when the shard is absent.
-std::optional<ByteView> fetch_index(const ShardLevel& level, const ShardSource& source, Store* store,
-                                    std::string_view key, std::optional<Buffer>& storage) {
-  const std::uint64_t index_size = level.layout.index_size;
-  const bool at_start = level.codec->index_location() == ShardIndexLocation::kStart;
-  if (source.size && *source.size < index_size) {
-    fail_data_loss("shard of {} bytes is shorter than its {}-byte index", *source.size, index_size);
-  }
-  if (source.bytes) {
-    return at_start ? source.bytes->first(to_size(index_size)) : source.bytes->last(to_size(index_size));
-  }
-  if (source.reader) {  // the size is known
-    storage = Buffer::allocate(to_size(index_size));
-    read_exactly(source, at_start ? 0 : *source.size - index_size, storage->mutable_view());
-    return storage->view();
-  }
-  ByteRange range = ByteRange::last(index_size);
-  if (at_start) {
-    range = ByteRange::range(source.base, source.base + index_size);
-  } else if (source.size) {
-    const std::uint64_t end = source.base + *source.size;
-    range = ByteRange::range(end - index_size, end);
-  }
-  if (store == nullptr) throw InternalError("shard index: neither the shard's bytes nor a store to read them from");
-  storage = store->get(key, BufferPrototype::host(), range);
-  if (!storage) return std::nullopt;
-  if (storage->size() != index_size) {
-    fail_data_loss("shard of {} bytes is shorter than its {}-byte index", storage->size(), index_size);
-  }
-  return storage->view();
 }
 
 // The byte ranges of `reads`' encoded inner chunks, `base` bytes into the store value.
@@ -236,7 +193,7 @@ void read_level(const ShardLevel& level, const ShardSource& source, const BlockR
                 const ReadContext& ctx) {
   const InnerChunkSelection sel = level.select(runs, valid);
   std::optional<Buffer> index_storage;
-  const std::optional<ByteView> index = fetch_index(level, source, &ctx.store, ctx.key, index_storage);
+  const std::optional<ByteView> index = fetch_shard_index(level, source, &ctx.store, ctx.key, index_storage);
   if (!index) return fill_all(runs, ctx);  // no shard: all fill value
   const std::vector<ShardIndexEntry> entries = level.codec->decode_index(*index, level.layout, source.size);
 
@@ -295,7 +252,39 @@ void read_level(const ShardLevel& level, const ShardSource& source, const BlockR
 
 }  // namespace
 
+std::optional<ByteView> fetch_shard_index(const ShardLevel& level, const ShardSource& source, Store* store,
+                                          std::string_view key, std::optional<Buffer>& storage) {
+  const std::uint64_t index_size = level.layout.index_size;
+  const bool at_start = level.codec->index_location() == ShardIndexLocation::kStart;
+  if (source.size && *source.size < index_size) {
+    fail_data_loss("shard of {} bytes is shorter than its {}-byte index", *source.size, index_size);
+  }
+  if (source.bytes) {
+    return at_start ? source.bytes->first(to_size(index_size)) : source.bytes->last(to_size(index_size));
+  }
+  if (source.reader) {  // the size is known
+    storage = Buffer::allocate(to_size(index_size));
+    read_exactly(source, at_start ? 0 : *source.size - index_size, storage->mutable_view());
+    return storage->view();
+  }
+  ByteRange range = ByteRange::last(index_size);
+  if (at_start) {
+    range = ByteRange::range(source.base, source.base + index_size);
+  } else if (source.size) {
+    const std::uint64_t end = source.base + *source.size;
+    range = ByteRange::range(end - index_size, end);
+  }
+  if (store == nullptr) throw InternalError("shard index: neither the shard's bytes nor a store to read them from");
+  storage = store->get(key, BufferPrototype::host(), range);
+  if (!storage) return std::nullopt;
+  if (storage->size() != index_size) {
+    fail_data_loss("shard of {} bytes is shorter than its {}-byte index", storage->size(), index_size);
+  }
+  return storage->view();
+}
+
 void ShardLevel::read(const PartialRequest& request, const std::string& key, const ChunkTask& task) const {
+  if (request.cache) return read_through_cache(request, key, task);
   Store& store = request.store;
   const ReadContext ctx{store, key, request.region, layout.shard_spec.fill_value.bytes(), request.settings.coalesce_gap,
                         std::max<std::uint64_t>(request.settings.read_window, 1)};
@@ -338,7 +327,7 @@ LocatedChunks ShardLevel::locate(const ChunkSource& where, const BlockRuns& runs
   source.size = where.bytes ? std::optional<std::uint64_t>(where.bytes->size()) : where.size;
   if (source.base != 0 && !source.size) throw InternalError("locate: a shard inside a value needs its size");
   std::optional<Buffer> index_storage;
-  const std::optional<ByteView> index = fetch_index(*this, source, where.store, where.key, index_storage);
+  const std::optional<ByteView> index = fetch_shard_index(*this, source, where.store, where.key, index_storage);
   if (!index) return located;  // no shard: every inner chunk reads as the fill value
   located.stored = true;
   const std::vector<ShardIndexEntry> entries = codec->decode_index(*index, layout, source.size);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/block_runs.h"
+#include "core/chunk_cache.h"
 #include "core/chunk_task.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/ndbuffer.h"
@@ -45,6 +46,9 @@ struct PartialRequest {
   // coordinates, see indexer.h), host memory.
   const NDView& region;
   PartialIoSettings settings;
+  // Reads: where set, inner chunks are looked for in this cache first, and those decoded
+  // are put there (keyed by the chunk's store key and their ordinal in its index).
+  ChunkCacheView cache{};
 };
 
 // Where the encoded bytes of a chunk are, for locate: the value of `key`, or a byte range
@@ -91,6 +95,9 @@ class PartialChunkCodec {
   // Reads the task's elements of the chunk stored at `key` into request.region; a chunk
   // or inner chunk that is not stored reads as the fill value.
   virtual void read(const PartialRequest& request, const std::string& key, const ChunkTask& task) const = 0;
+  // The same from request.cache alone, when it holds every inner chunk the task touches;
+  // otherwise false, having written nothing and read nothing from the store.
+  virtual bool read_from_cache(const PartialRequest& request, const std::string& key, const ChunkTask& task) const = 0;
   // Writes the task's elements of request.region (the input) into the chunk at `key`,
   // keeping the rest of it; a chunk left without inner chunks is deleted.
   virtual void write(const PartialRequest& request, const std::string& key, const ChunkTask& task) const = 0;

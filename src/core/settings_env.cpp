@@ -83,6 +83,32 @@ class Reader {
     return checked_mul(n, scale, name);
   }
 
+  // A number of bytes, 0 included, with an optional k, M or G (binary) suffix: "512M", "4G".
+  std::optional<std::uint64_t> size(const char* name) const {
+    const auto value = text(name);
+    if (!value) return std::nullopt;
+    std::uint64_t n = 0;
+    const char* const begin = value->data();
+    const char* const end = begin + value->size();
+    const auto [digits_end, ec] = std::from_chars(begin, end, n);
+    const std::string_view suffix(digits_end, static_cast<std::size_t>(end - digits_end));
+    std::uint64_t scale = 1;
+    if (suffix == "k" || suffix == "K") {
+      scale = std::uint64_t{1} << 10;
+    } else if (suffix == "m" || suffix == "M") {
+      scale = std::uint64_t{1} << 20;
+    } else if (suffix == "g" || suffix == "G") {
+      scale = std::uint64_t{1} << 30;
+    } else if (!suffix.empty()) {
+      fail_invalid("{} is \"{}\": it must be a number of bytes (with k, M or G)", name, *value);
+    }
+    const std::optional<std::uint64_t> bytes = try_mul(n, scale);
+    if (ec != std::errc() || digits_end == begin || !bytes) {
+      fail_invalid("{} is \"{}\": it must be a number of bytes (with k, M or G) below 2^64", name, *value);
+    }
+    return bytes;
+  }
+
   std::optional<bool> boolean(const char* name) const {
     const auto value = text(name);
     if (!value) return std::nullopt;
@@ -152,6 +178,11 @@ Config config_from_environment(const EnvironmentLookup& environment) {
   if (auto v = env.positive_size("ZARRKIT_GDS_PIECE_BYTES")) g.gds_piece_bytes = *v;
   if (auto v = env.text("ZARRKIT_CUFILE_LIBRARY")) g.cufile_library = *v;
   if (auto v = env.text("ZARRKIT_NVCOMP_LIBRARY")) g.nvcomp_library = *v;
+
+  CacheConfig& cache = c.cache;
+  if (auto v = env.size("ZARRKIT_CACHE_BYTES")) cache.host_bytes = *v;
+  if (auto v = env.size("ZARRKIT_CACHE_ARRAY_BYTES")) cache.array_bytes = *v;
+  if (auto v = env.size("ZARRKIT_CACHE_DEVICE_BYTES")) cache.device_bytes = *v;
   return c;
 }
 

@@ -89,6 +89,11 @@ TEST(SettingsEnvironment, EachVariableSetsItsSetting) {
       {"ZARRKIT_GDS_PIECE_BYTES", "512k", [](const Config& c) { return c.gpu.gds_piece_bytes == (512u << 10); }},
       {"ZARRKIT_CUFILE_LIBRARY", "/opt/libcufile.so", [](const Config& c) { return c.gpu.cufile_library == "/opt/libcufile.so"; }},
       {"ZARRKIT_NVCOMP_LIBRARY", "/opt/libnvcomp.so", [](const Config& c) { return c.gpu.nvcomp_library == "/opt/libnvcomp.so"; }},
+      {"ZARRKIT_CACHE_BYTES", "512M", [](const Config& c) { return c.cache.host_bytes == (512u << 20); }},
+      {"ZARRKIT_CACHE_BYTES", "4G", [](const Config& c) { return c.cache.host_bytes == (std::uint64_t{4} << 30); }},
+      {"ZARRKIT_CACHE_BYTES", "0", [](const Config& c) { return c.cache.host_bytes == 0; }},
+      {"ZARRKIT_CACHE_ARRAY_BYTES", "64k", [](const Config& c) { return c.cache.array_bytes == (64u << 10); }},
+      {"ZARRKIT_CACHE_DEVICE_BYTES", "1000", [](const Config& c) { return c.cache.device_bytes == 1000; }},
   };
   for (const Valid& v : cases) {
     const Config c = from({{v.name, v.value}});
@@ -140,6 +145,11 @@ TEST(SettingsEnvironment, AMalformedValueIsAnErrorNamingTheVariable) {
       {"ZARRKIT_GDS_THREADS", "0"},
       {"ZARRKIT_GDS_PIECE_BYTES", "-1"},
       {"ZARRKIT_GDS_PIECE_BYTES", "4x"},
+      {"ZARRKIT_CACHE_BYTES", "-1"},
+      {"ZARRKIT_CACHE_BYTES", "1T"},
+      {"ZARRKIT_CACHE_BYTES", "M"},
+      {"ZARRKIT_CACHE_ARRAY_BYTES", "lots"},
+      {"ZARRKIT_CACHE_DEVICE_BYTES", "99999999999G"},
   };
   for (const auto& [name, value] : cases) {
     try {

@@ -18,6 +18,7 @@
 #include "core/key_locks.h"
 #include "core/partial_chunk_codec.h"
 #include "core/strided_copy.h"
+#include "engine/cached_reads.h"
 #include "engine/chunk_read.h"
 #include "engine/device_read_hook.h"
 #include "engine/fetched_reads.h"
@@ -56,7 +57,10 @@ void run_at_most(std::size_t at_once, std::size_t n, const std::function<void(st
 }  // namespace
 
 Array::Array(std::shared_ptr<Store> store, std::string path, std::shared_ptr<const ArrayMetadata> m)
-    : store_(std::move(store)), path_(std::move(path)), metadata_(std::move(m)) {}
+    : store_(std::move(store)),
+      path_(std::move(path)),
+      metadata_(std::move(m)),
+      cache_state_(detail::make_array_cache_state(current_config())) {}
 
 Array Array::open(std::shared_ptr<Store> store, std::string_view path_in, const CodecRegistry* registry) {
   if (!store) fail_invalid("Array::open: no store given");
@@ -185,8 +189,39 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
   // A sparse array's absent chunks are filled at once, not asked for one by one.
   const std::optional<std::vector<std::uint64_t>> stored = stored_tasks_if_sparse(*store_, path_, m, plan);
   if (stored) fill_strided(region.shape, region.data, region.byte_strides, m.fill_value.bytes());
-  auto plan_index = [&](std::size_t index) -> std::uint64_t { return stored ? (*stored)[index] : index; };
-  const std::size_t n = stored ? stored->size() : to_size(plan.num_tasks());
+  // With a decoded-chunk cache, the chunks it holds are copied from it first; the others
+  // are read below, through it (cached_reads.h).
+  const ReadCache cache(*this);
+  std::optional<std::vector<std::uint64_t>> uncached;
+  if (cache) {
+    ChunkReadRequest request(*store_, m, region);
+    request.faults = &faults;
+    const std::size_t count = stored ? stored->size() : to_size(plan.num_tasks());
+    std::vector<char> hit(count, 0);
+    shared_thread_pool().parallel_for(count, [&](std::size_t index) {
+      ChunkTask task;
+      plan.task(stored ? (*stored)[index] : index, task);
+      const std::string key = join_key(path_, m.chunk_key(task.chunk_coords));
+      if (partial != nullptr) {
+        if (faults.active()) {
+          const auto [begin, end] = OutputFaults::task_span(task, region);
+          faults.before_write(begin, end);
+        }
+        const PartialRequest from_cache{*store_, m.shape, region, partial_settings, cache.view()};
+        hit[index] = partial->read_from_cache(from_cache, key, task);
+      } else {
+        hit[index] = read_chunk_task_from_cache(request, cache.view(), key, task);
+      }
+    });
+    uncached.emplace();
+    for (std::size_t index = 0; index < count; ++index) {
+      if (!hit[index]) uncached->push_back(stored ? (*stored)[index] : index);
+    }
+  }
+  const std::vector<std::uint64_t>* const subset = uncached ? &*uncached : stored ? &*stored : nullptr;
+  auto plan_index = [&](std::size_t index) -> std::uint64_t { return subset != nullptr ? (*subset)[index] : index; };
+  const std::size_t n = subset != nullptr ? subset->size() : to_size(plan.num_tasks());
+  if (cache && n == 0) return;  // everything came from the cache
 
   auto read_task = [&](const ChunkReadRequest& request, std::size_t index) {
     ChunkTask task;
@@ -198,9 +233,10 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
           const auto [begin, end] = OutputFaults::task_span(task, region);
           request.faults->before_write(begin, end);
         }
-        return partial->read(PartialRequest{request.store, m.shape, region, partial_settings}, join_key(path_, key),
-                             task);
+        return partial->read(PartialRequest{request.store, m.shape, region, partial_settings, cache.view()},
+                             join_key(path_, key), task);
       }
+      if (cache) return read_chunk_task_cached(request, cache.view(), join_key(path_, key), task);
       read_chunk_task(request, join_key(path_, key), task);  // chunk_read.h: straight into `region` where it can
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("array '{}' in {}, chunk '{}'", display_path(path_),
@@ -229,6 +265,7 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     request.faults = nullptr;
     return run_at_most(at_once, n, [&](std::size_t i) { read_task(request, i); });
   }
+  if (subset != nullptr) return run_at_most(at_once, n, [&](std::size_t i) { read_task(request, i); });
   const ReadOrder order = plan_read_order(plan, out, threads);
   run_at_most(at_once, n, [&](std::size_t i) { read_task(request, order.task(i, n)); });
 }

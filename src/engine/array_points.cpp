@@ -19,6 +19,7 @@
 
 #include "core/checked_math.h"
 #include "core/partial_chunk_codec.h"
+#include "engine/cached_reads.h"
 #include "engine/chunk_io.h"
 #include "engine/fetched_reads.h"
 #include "engine/indexer.h"
@@ -44,7 +45,8 @@ std::string describe_array(const Array& array) {
 // batches and each task runs as its chunk arrives, with a store that serves the fetched
 // bytes (fetched_reads.h); elsewhere each task reads its chunk from the array's store.
 template <typename Body>
-void run_point_tasks(const Array& array, const PointPlan& plan, Body&& body, bool reads_in_part = false) {
+void run_point_tasks(const Array& array, const PointPlan& plan, Body&& body, bool reads_in_part = false,
+                     const ChunkCacheView* cache = nullptr) {
   const ArrayMetadata& m = array.metadata();
   auto run = [&](Store& store, std::size_t index) {
     PointTask task;
@@ -66,7 +68,10 @@ void run_point_tasks(const Array& array, const PointPlan& plan, Body&& body, boo
       if (reads_in_part) return std::string();
       PointTask task;
       plan.task(index, task);
-      return join_key(array.path(), m.chunk_key(task.chunk_coords));
+      std::string key = join_key(array.path(), m.chunk_key(task.chunk_coords));
+      // A chunk the cache holds is not fetched: its task takes it from there.
+      if (cache != nullptr && *cache && cache->cache->find(cache->key(key))) return std::string();
+      return key;
     };
     return run_fetched_as_they_arrive(store, checked_nbytes(m.chunk_shape, m.dtype), num_tasks,
                                       describe_array(array), key_of, run);
@@ -176,10 +181,22 @@ void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
   };
   const PartialChunkCodec* partial = m.prepared_chain().partial();
   const std::function<std::byte*(std::uint64_t)> out_of = out_at;
+  // Chunks of unsharded arrays through the decoded-chunk cache where there is one (points
+  // of sharded arrays read their inner chunks past it).
+  const ReadCache cache(array);
   run_point_tasks(
       array, plan,
       [&](Store& store, const PointTask& task, const std::string& key) {
         if (partial != nullptr) return read_shard_points(*partial, m, plan, store, task, key, out_of);
+        if (cache) {
+          const CachedChunk chunk = read_chunk_cached(store, m, cache.view(), key);
+          for (const std::uint64_t p : task.points) {
+            const std::byte* from = chunk.stored ? chunk.bytes.data() + plan.offset_in_chunk(p) * itemsize
+                                                 : m.fill_value.bytes().data();
+            std::memcpy(out_at(p), from, itemsize);
+          }
+          return;
+        }
         const auto encoded = store.get(key, BufferPrototype::host());
         if (!encoded) {
           const ByteView fill = m.fill_value.bytes();
@@ -191,7 +208,7 @@ void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
           std::memcpy(out_at(p), chunk.data() + plan.offset_in_chunk(p) * itemsize, itemsize);
         }
       },
-      partial != nullptr);
+      partial != nullptr, &cache.view());
 }
 
 NDBuffer read_points(const Array& array, NormalizedPoints points) {

@@ -21,6 +21,7 @@ class FetchedStore : public Store {
   StoreCapabilities capabilities() const override { return inner_->capabilities(); }
   // The inner store's: errors name the store the data came from.
   std::string describe() const override { return inner_->describe(); }
+  std::string cache_identity() const override { return inner_->cache_identity(); }
   std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype = BufferPrototype::host(),
                             std::optional<ByteRange> range = std::nullopt) override;
   std::optional<std::vector<Buffer>> get_ranges(std::string_view key, std::span<const ByteRange> ranges,

@@ -404,6 +404,7 @@ void DeviceBatches::finish(Slot& slot) {
   for (const BatchWork* w : slot.works.in_phase_order()) w->rejected_chunks(rejected);
   std::sort(rejected.begin(), rejected.end());
   rejected.erase(std::unique(rejected.begin(), rejected.end()), rejected.end());
+  if (on_kept) keep_copies(slot, rejected);
   for (const std::uint32_t i : rejected) {
     if (!on_chunk_error) {
       recover(slot, slot.chunks[i]);
@@ -415,6 +416,46 @@ void DeviceBatches::finish(Slot& slot) {
       on_chunk_error(slot.chunks[i], std::current_exception());
     }
   }
+}
+
+// Copies of the decoded bytes of the batch's chunks marked `keep` (in the decode area, or a
+// direct chunk's), each in stream-ordered device memory of its own, freed when the last
+// holder lets go; handed to on_kept once all are complete.
+void DeviceBatches::keep_copies(Slot& slot, const std::vector<std::uint32_t>& rejected) {
+  BatchAddresses addresses;
+  addresses.input = reinterpret_cast<const std::uint8_t*>(slot.input.ptr);
+  addresses.slots = reinterpret_cast<std::uint8_t*>(slot.decoded.ptr);
+  addresses.slot_bytes = slot_bytes_;
+  addresses.input_offset = &slot.input_offsets;
+  addresses.slot_index = &slot.slot_index;
+  const int device = current_device();
+  const char* what = "copying decoded chunks to keep on the device";
+  std::vector<std::pair<std::uint32_t, Buffer>> kept;
+  for (std::uint32_t i = 0; i < slot.chunks.size(); ++i) {
+    const DeviceChunk& c = slot.chunks[i];
+    if (!c.keep || !c.present || c.abandoned || std::binary_search(rejected.begin(), rejected.end(), i)) continue;
+    void* p = nullptr;
+    check_cuda(cudaMallocAsync(&p, std::max<std::uint64_t>(chunk_bytes_, 1), slot.stream), what);
+    // Freed wherever the last holder lets go: on that device, in stream order after
+    // whatever was queued there (every read that used it has waited for its batch).
+    std::shared_ptr<void> owner(p, [device](void* q) {
+      int previous = device;
+      cudaGetDevice(&previous);
+      if (previous != device) cudaSetDevice(device);
+      cudaFreeAsync(q, cudaStreamPerThread);
+      if (previous != device) cudaSetDevice(previous);
+      cudaGetLastError();
+    });
+    const std::uint64_t from = c.direct ? c.direct_address : addresses.address(i, c.decoded);
+    check_cuda(cudaMemcpyAsync(p, reinterpret_cast<const void*>(from), chunk_bytes_, cudaMemcpyDeviceToDevice,
+                               slot.stream),
+               what);
+    kept.emplace_back(i, Buffer::wrap(std::move(owner), static_cast<std::byte*>(p), to_size(chunk_bytes_),
+                                      MemoryKind::kDevice));
+  }
+  if (kept.empty()) return;
+  check_cuda(cudaStreamSynchronize(slot.stream), what);
+  for (auto& [i, copy] : kept) on_kept(slot.chunks[i], std::move(copy));
 }
 
 // The host decodes a refused chunk again: it reports the error it finds (naming the chunk),

@@ -49,8 +49,14 @@ struct DeviceChunk {
   bool fetched = false;            // a driver's own use (bytes found for it)
   bool present = false;            // false: the fill value
   bool abandoned = false;          // its driver gave up on it (and kept the error): nothing is written
-  bool direct = false;             // already in device memory, laid out as stored (GDS)
+  bool direct = false;             // already in device memory, laid out as stored (GDS, a cache)
   std::uint64_t direct_address = 0;
+  // A driver's own use, for a cache of decoded chunks in device memory: the cached copy
+  // that direct_address points into (held until the batch is done), whether to keep a copy
+  // of this chunk once the device has decoded it (on_kept), and the cache's ticket for it.
+  Buffer cached;
+  bool keep = false;
+  std::uint64_t cache_ticket = 0;
   Buffer original;                 // the stored value (for the host's decode of a refused chunk)
   // Set by process():
   Buffer staged;                   // owns the bytes to upload
@@ -118,6 +124,10 @@ class DeviceBatches {
 
   // How a refused direct chunk is read again on the host (set by drivers with direct chunks).
   std::function<Buffer(const DeviceChunk&)> reread_direct;
+  // Where set, chunks marked `keep` that the device decoded (not refused) are copied, once
+  // their batch is done, into device memory of their own (stored layout: what the scatter
+  // reads, as a direct chunk's bytes) and handed here, on the thread that finishes the batch.
+  std::function<void(const DeviceChunk&, Buffer decoded)> on_kept;
   // Where set, a refused chunk that the host cannot decode either is handed here with its
   // error (std::current_exception(), naming the chunk) and the batches go on: for drivers
   // whose chunks are independent requests (the batch API). Unset, the error ends the run.
@@ -133,6 +143,7 @@ class DeviceBatches {
   void run_batch(Slot& slot, std::uint64_t first, const HostPhase& host_phase);
   void launch(Slot& slot);
   void finish(Slot& slot);
+  void keep_copies(Slot& slot, const std::vector<std::uint32_t>& rejected);
   void recover(Slot& slot, const DeviceChunk& c);
 
   const DeviceSettings settings_ = device_settings();  // read on the thread that starts the read

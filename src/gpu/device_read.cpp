@@ -18,6 +18,7 @@
 
 #include "core/checked_math.h"
 #include "core/partial_chunk_codec.h"
+#include "engine/cached_reads.h"
 #include "engine/indexer.h"
 #include "engine/node_io.h"
 #include "gpu/batch_support.h"
@@ -45,6 +46,7 @@ class ArrayDeviceRead {
  public:
   ArrayDeviceRead(const Array& array, const Selection& selection, const NDView& out)
       : array_(array),
+        cache_(array, device_chunk_cache(current_device(), current_config().cache.device_bytes)),
         m_(array.metadata()),
         partial_(m_.prepared_chain().partial()),
         plan_(m_.shape, m_.chunk_shape, selection),
@@ -65,6 +67,14 @@ class ArrayDeviceRead {
     // parsed on the host: a GDS store reads them straight into device memory.
     if (batches_->settings().gds_direct && partial_ == nullptr && batches_->chain().stored_as_laid_out()) {
       gds_ = dynamic_cast<GdsStore*>(array.store().get());
+    }
+    // The device's decoded-chunk cache: what the device decodes is kept there once its
+    // batch is done (in the stored layout the scatter reads, so a hit is a direct chunk).
+    if (cache_) {
+      batches_->on_kept = [this](const DeviceChunk& c, Buffer decoded) {
+        const std::string store_key = join_key(array_.path(), c.key);
+        cache_.view().cache->insert(cache_key(store_key, c), CachedChunk{true, std::move(decoded)}, c.cache_ticket);
+      };
     }
     // Chunks read by the store, and shards (prepare_shards fetches, for each batch, what
     // that batch needs of its shards): a batch's host phase needs nothing from another's.
@@ -100,6 +110,48 @@ class ArrayDeviceRead {
                        array_.store()->describe(), c.key, c.ordinal);
   }
 
+  // The device cache's key of chunk `c` (whose store key is `store_key`): the chunk, or its
+  // inner chunk (c.ordinal) of the shard.
+  ChunkCache::Key cache_key(const std::string& store_key, const DeviceChunk& c) const {
+    return cache_.view().key(store_key, partial_ != nullptr ? c.ordinal : ChunkCache::kWholeChunk);
+  }
+
+  // A chunk the device cache holds: a direct chunk whose bytes are the cached copy (held
+  // by the chunk until its batch is done), or the fill value.
+  static void use_cached(DeviceChunk& c, CachedChunk hit) {
+    read_stats().chunks_from_cache.fetch_add(1);
+    if (!hit.stored) return;
+    c.present = true;
+    c.direct = true;
+    c.direct_address = reinterpret_cast<std::uint64_t>(hit.bytes.data());
+    c.cached = std::move(hit.bytes);
+  }
+
+  // Takes the chunk from the device cache where it is there (true); otherwise takes the
+  // cache's ticket (before anything is fetched) and marks the chunk to be kept once decoded.
+  bool from_cache(DeviceChunk& c) {
+    if (!cache_) return false;
+    ChunkCache& cache = *cache_.view().cache;
+    const std::string store_key = join_key(array_.path(), c.key);
+    const ChunkCache::Key key = cache_key(store_key, c);
+    c.cache_ticket = cache.ticket(key);
+    if (std::optional<CachedChunk> hit = cache.find(key)) {
+      cache.count(1, 0);
+      use_cached(c, std::move(*hit));
+      return true;
+    }
+    cache.count(0, 1);
+    c.keep = true;
+    return false;
+  }
+
+  // A chunk found absent from the store: the cache remembers it (the fill value).
+  void absent(const DeviceChunk& c) {
+    if (!cache_ || !c.keep) return;
+    const std::string store_key = join_key(array_.path(), c.key);
+    cache_.view().cache->insert(cache_key(store_key, c), CachedChunk{}, c.cache_ticket);
+  }
+
   // The batch's chunks read from the store on the pool, each processed as it arrives.
   void prepare(DeviceBatches::Batch& batch) {
     Store& store = *array_.store();
@@ -110,9 +162,11 @@ class ArrayDeviceRead {
       c.runs = task_runs(c.task);
       c.key = m_.chunk_key(c.task.chunk_coords);
       try {
+        if (from_cache(c)) return;
         auto encoded = store.get(join_key(array_.path(), c.key), batch.staging);
         if (!encoded) {
           read_stats().chunks_missing.fetch_add(1);
+          absent(c);
           return;
         }
         batches_->process(c, static_cast<std::uint32_t>(i), batch.arena, std::move(*encoded));
@@ -183,7 +237,8 @@ class ArrayDeviceRead {
   }
 
   // Shard task `t` of a batch: its inner chunks [begin, end) (those that fall in this batch)
-  // get their geometry and, where stored, their bytes.
+  // get their geometry and, where stored, their bytes; those the device cache holds come
+  // from there (when it holds all of them, the shard is not read at all).
   void fetch_shard(DeviceBatches::Batch& batch, Store& store, const ChunkTask& task, const std::string& key,
                    std::uint64_t t) {
     const std::uint64_t task_first = inner_first_[to_size(t)];
@@ -194,9 +249,34 @@ class ArrayDeviceRead {
     const BlockRuns runs = task_runs(task);
     const Shape valid = chunk_valid_extent(task, m_.chunk_shape, m_.shape);
     const std::string store_key = join_key(array_.path(), key);
+    auto chunk_of = [&](std::uint64_t k) -> DeviceChunk& { return batch.chunks[to_size(task_first + k - batch.first)]; };
+    // Sets the geometry of inner chunk k from `owner`'s selection.
+    auto place = [&](std::uint64_t k, const std::shared_ptr<LocatedChunks>& owner) {
+      DeviceChunk& c = chunk_of(k);
+      const InnerChunkRef& ref = owner->selection.chunks[to_size(k)];
+      c.region = &region_;
+      c.runs = ref.runs();
+      c.runs_owner = owner;
+      c.key = key;
+      c.ordinal = ref.ordinal;
+    };
+    std::vector<char> cached(to_size(end - begin), 0);
+    std::uint64_t wanted = end - begin;
+    if (cache_) {
+      auto selected = std::make_shared<LocatedChunks>();
+      selected->selection = partial_->select(runs, valid);
+      for (std::uint64_t k = begin; k < end; ++k) {
+        place(k, selected);
+        if (from_cache(chunk_of(k))) {
+          cached[to_size(k - begin)] = 1;
+          --wanted;
+        }
+      }
+      if (wanted == 0) return;
+    }
     auto located = std::make_shared<LocatedChunks>();
     std::optional<Buffer> value;
-    const bool whole = static_cast<double>(end - begin) >= kWholeShardShare * static_cast<double>(partial_->num_inner_chunks());
+    const bool whole = static_cast<double>(wanted) >= kWholeShardShare * static_cast<double>(partial_->num_inner_chunks());
     if (whole) {
       value = store.get(store_key, batch.staging);
       if (value) {
@@ -216,7 +296,7 @@ class ArrayDeviceRead {
     if (!whole && located->stored) {
       for (std::uint64_t k = begin; k < end; ++k) {
         const InnerChunkBytes& b = located->bytes[to_size(k)];
-        if (!b.stored) continue;
+        if (!b.stored || cached[to_size(k - begin)]) continue;
         ranges.push_back(ByteRange::range(b.offset, b.offset + b.nbytes));
         ranged.push_back(k);
       }
@@ -224,14 +304,12 @@ class ArrayDeviceRead {
     std::optional<std::vector<Buffer>> parts;
     if (!ranges.empty()) parts = store.get_ranges(store_key, ranges, batch.staging);
     for (std::uint64_t k = begin; k < end; ++k) {
-      DeviceChunk& c = batch.chunks[to_size(task_first + k - batch.first)];
-      const InnerChunkRef& ref = located->selection.chunks[to_size(k)];
-      c.region = &region_;
-      c.runs = ref.runs();
-      c.runs_owner = located;
-      c.key = key;
-      c.ordinal = ref.ordinal;
-      if (whole && value && located->stored && located->bytes[to_size(k)].stored) {
+      if (cached[to_size(k - begin)]) continue;
+      place(k, located);
+      DeviceChunk& c = chunk_of(k);
+      const bool stored = located->stored && located->bytes[to_size(k)].stored;
+      if (!stored) absent(c);
+      if (whole && value && stored) {
         const InnerChunkBytes& b = located->bytes[to_size(k)];
         c.original = value->slice(to_size(b.offset), to_size(b.nbytes));  // checked by locate
         c.fetched = true;
@@ -246,12 +324,11 @@ class ArrayDeviceRead {
         fail_data_loss("bytes [{}, {}) of the shard hold inner chunk {}, but the shard ends at byte {}", b.offset,
                        b.offset + b.nbytes, located->selection.chunks[to_size(k)].ordinal, b.offset + bytes.size());
       }
-      DeviceChunk& c = batch.chunks[to_size(task_first + k - batch.first)];
+      DeviceChunk& c = chunk_of(k);
       c.original = std::move(bytes);
       c.fetched = true;
     }
   }
-
 
   // Chunks laid out as stored, on a GDS store: read straight into the direct area, one
   // slot per chunk; a value of another size than the chunk's goes the usual way (it is
@@ -261,6 +338,7 @@ class ArrayDeviceRead {
     const std::uint64_t count = batch.chunks.size();
     const BufferPrototype& staging = batch.staging;
     std::vector<std::string> keys(to_size(count));
+    std::vector<char> cached(to_size(count), 0);  // from the device cache: not read
     shared_thread_pool().parallel_for(to_size(count), [&](std::size_t i) {
       DeviceChunk& c = batch.chunks[i];
       c.region = &region_;
@@ -268,22 +346,35 @@ class ArrayDeviceRead {
       c.runs = task_runs(c.task);
       c.key = m_.chunk_key(c.task.chunk_coords);
       keys[i] = join_key(array_.path(), c.key);
+      cached[i] = from_cache(c);
     });
+    std::vector<std::size_t> read;  // the chunks read here, by their index in the batch
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (!cached[i]) read.push_back(i);
+    }
+    if (read.empty()) return;
     const std::uint64_t slot_bytes = batches_->slot_bytes();
     DeviceBuffer& direct = batch.device_area;
     direct.ensure(count * slot_bytes, batch.stream, "allocating device memory for chunk bytes");
     // Other streams (the store's) write the area: its allocation must be complete.
     check_cuda(cudaStreamSynchronize(batch.stream), "allocating device memory for chunk bytes");
+    std::vector<std::string> read_keys;
     std::vector<MutableByteView> dests;
-    dests.reserve(keys.size());
-    for (std::size_t i = 0; i < keys.size(); ++i) dests.emplace_back(direct.ptr + i * slot_bytes, batches_->chunk_bytes());
-    const std::vector<std::optional<std::uint64_t>> sizes = gds_->read_values_into(keys, dests, MemoryKind::kDevice);
+    read_keys.reserve(read.size());
+    dests.reserve(read.size());
+    for (const std::size_t i : read) {
+      read_keys.push_back(keys[i]);
+      dests.emplace_back(direct.ptr + i * slot_bytes, batches_->chunk_bytes());
+    }
+    const std::vector<std::optional<std::uint64_t>> sizes = gds_->read_values_into(read_keys, dests, MemoryKind::kDevice);
     std::vector<std::size_t> others;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
+    for (std::size_t r = 0; r < read.size(); ++r) {
+      const std::size_t i = read[r];
       DeviceChunk& c = batch.chunks[i];
-      if (!sizes[i]) {
+      if (!sizes[r]) {
         read_stats().chunks_missing.fetch_add(1);
-      } else if (*sizes[i] == batches_->chunk_bytes()) {
+        absent(c);
+      } else if (*sizes[r] == batches_->chunk_bytes()) {
         c.present = true;
         c.direct = true;
         c.direct_address = reinterpret_cast<std::uint64_t>(direct.ptr) + i * slot_bytes;
@@ -300,6 +391,7 @@ class ArrayDeviceRead {
         auto encoded = store.get(keys[others[k]], staging);
         if (!encoded) {
           read_stats().chunks_missing.fetch_add(1);
+          absent(c);
           return;
         }
         batches_->process(c, static_cast<std::uint32_t>(others[k]), batch.arena, std::move(*encoded));
@@ -310,6 +402,7 @@ class ArrayDeviceRead {
   }
 
   const Array& array_;
+  const ReadCache cache_;  // the device's decoded-chunk cache, where there is one
   const ArrayMetadata& m_;
   const PartialChunkCodec* partial_;  // where chunks are shards: the inner chunks are decoded
   const ChunkPlan plan_;  // the engine's plan of the request: chunks, or shards

@@ -31,6 +31,9 @@ struct ReadStats {
   std::atomic<std::uint64_t> chunks_decoded_on_gpu{0};
   std::atomic<std::uint64_t> chunks_decoded_on_cpu{0};  // CPU-only codecs or headers
   std::atomic<std::uint64_t> chunks_missing{0};
+  // Chunks (or inner chunks) taken from the device's decoded-chunk cache: neither fetched
+  // nor decoded (Config::cache.device_bytes).
+  std::atomic<std::uint64_t> chunks_from_cache{0};
   std::atomic<std::uint64_t> chunks_decoded_by_nvcomp{0};  // part of chunks_decoded_on_gpu
   std::atomic<std::uint64_t> chunks_decoded_by_zstd_kernels{0};  // part of chunks_decoded_on_gpu
   // Chunks a GdsStore read straight into device memory (part of chunks_decoded_on_gpu).

@@ -76,6 +76,8 @@ StoreCapabilities GdsStore::capabilities() const { return inner_->capabilities()
 
 std::string GdsStore::describe() const { return "gds://" + inner_->root().string(); }
 
+std::string GdsStore::cache_identity() const { return inner_->cache_identity(); }
+
 std::shared_ptr<detail::GdsEngine> GdsStore::engine(std::string_view key) {
   // The factory keeps one engine per device (the current one) and settings; asked each time,
   // so that reads into another device's memory get that device's engine.

@@ -120,6 +120,10 @@ StoreCapabilities LocalStore::capabilities() const {
 
 std::string LocalStore::describe() const { return "file://" + root_.string(); }
 
+std::string LocalStore::cache_identity() const {
+  return "file://" + canonical_root_ + (canonical_root_.ends_with('/') ? "" : "/");
+}
+
 // ---- Paths ---------------------------------------------------------------------------
 
 std::string LocalStore::checked_path(std::string_view relative) const {
@@ -418,6 +422,7 @@ bool LocalStore::exists(std::string_view key) { return size(key).has_value(); }
 void LocalStore::set(std::string_view key, ByteView value) {
   validate_key(key);
   require_writable("write", key);
+  const WriteScope written(*this, key);
   const std::string path = checked_path(key);
   const std::string directory = parent_of(path);
   const std::string name = path.substr(directory.size() + 1);
@@ -504,6 +509,7 @@ void LocalStore::sync_directory(const std::string& path, std::string_view key) {
 void LocalStore::erase(std::string_view key) {
   validate_key(key);
   require_writable("erase", key);
+  const WriteScope erased(*this, key);
   const std::string path = checked_path(key);
   if (retry_eintr([&] { return io_->unlink(path.c_str()); }) != 0) {
     int error = errno;

@@ -129,6 +129,7 @@ DirListing LocalStore::list_dir(std::string_view prefix) {
 void LocalStore::erase_prefix(std::string_view prefix) {
   std::string_view dir = normalize_prefix(prefix);
   require_writable("erase everything under", dir);
+  const WriteScope erased(*this, dir, /*below=*/true);
   const std::string path = checked_path(dir);
   if (dir.empty()) return erase_root_entries(path);
   struct stat st;

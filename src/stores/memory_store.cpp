@@ -67,6 +67,7 @@ void MemoryStore::set(std::string_view key, ByteView value) {
 }
 
 void MemoryStore::put(std::string_view key, Buffer copy) {
+  const WriteScope written(*this, key);
   std::lock_guard lock(mutex_);
   auto it = values_.find(key);
   if (it != values_.end()) {
@@ -78,6 +79,7 @@ void MemoryStore::put(std::string_view key, Buffer copy) {
 
 void MemoryStore::erase(std::string_view key) {
   validate_key(key);
+  const WriteScope erased(*this, key);
   std::lock_guard lock(mutex_);
   auto it = values_.find(key);
   if (it != values_.end()) values_.erase(it);
@@ -85,6 +87,7 @@ void MemoryStore::erase(std::string_view key) {
 
 void MemoryStore::erase_prefix(std::string_view prefix) {
   std::string_view dir = normalize_prefix(prefix);
+  const WriteScope erased(*this, dir, /*below=*/true);
   std::lock_guard lock(mutex_);
   auto [first, last] = range_under(values_, dir);
   values_.erase(first, last);

@@ -3,9 +3,12 @@
 #include "zarrkit/store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <set>
 
+#include "core/chunk_cache.h"
+#include "zarrkit/chunk_cache.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit {
@@ -198,6 +201,38 @@ void Store::update(std::string_view key, const UpdateFunction& change) {
     set(key, next->view());
   } else {
     erase(key);
+  }
+}
+
+std::uint64_t Store::next_instance() {
+  static std::atomic<std::uint64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string Store::cache_identity() const { return fmt::format("store#{}/", instance_); }
+
+void forget_cached_chunks(const Store& store, std::string_view prefix) {
+  if (chunk_caches_exist()) invalidate_chunk_caches_under(store.cache_identity(), prefix);
+}
+
+Store::WriteScope::WriteScope(const Store& store, std::string_view key, bool below)
+    : store_(store), key_(key), below_(below) {}
+
+Store::WriteScope::~WriteScope() {
+  if (!chunk_caches_exist()) return;
+  try {
+    const std::string store = store_.cache_identity();
+    if (below_) {
+      invalidate_chunk_caches_under(store, key_);
+    } else {
+      invalidate_chunk_caches(store, key_);
+    }
+  } catch (...) {
+    // Out of memory naming the store: drop everything rather than keep what may be stale.
+    try {
+      clear_chunk_caches();
+    } catch (...) {
+    }
   }
 }
 

@@ -506,6 +506,7 @@ int ZipStore::spill_fd() {
 
 void ZipStore::set(std::string_view key, ByteView value) {
   validate_key(key);
+  const WriteScope written(*this, key);
   std::lock_guard lock(mutex_);
   require_writable("write", key);
   const int fd = spill_fd();
@@ -526,6 +527,7 @@ void ZipStore::set(std::string_view key, ByteView value) {
 
 void ZipStore::erase(std::string_view key) {
   validate_key(key);
+  const WriteScope erased(*this, key);
   std::lock_guard lock(mutex_);
   require_writable("erase", key);
   if (auto it = entries_.find(key); it != entries_.end()) {
@@ -536,6 +538,7 @@ void ZipStore::erase(std::string_view key) {
 
 void ZipStore::erase_prefix(std::string_view prefix) {
   std::string_view dir = normalize_prefix(prefix);
+  const WriteScope erased(*this, dir, /*below=*/true);
   std::lock_guard lock(mutex_);
   require_writable("erase", prefix);
   auto [first, last] = range_under(entries_, dir);

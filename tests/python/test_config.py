@@ -107,6 +107,9 @@ DEFAULTS = {
     "gpu.gds_piece_bytes": 4 << 20,
     "gpu.cufile_library": "",
     "gpu.nvcomp_library": "",
+    "cache.host_bytes": 0,
+    "cache.array_bytes": 0,
+    "cache.device_bytes": 0,
 }
 
 

@@ -158,3 +158,50 @@ def test_s3_processes_writing_parts_of_one_value_lose_nothing(s3_env, moto, buck
             expected[part : part + inner] = index * 1000 + k + 1
     lost = int(np.count_nonzero(got != expected))
     assert lost == 0, f"{lost} of {n} values lost"
+
+
+def test_cached_chunks_are_not_asked_for_again(nginx, proxy_for):
+    # The decoded-chunk cache over HTTP: a second read of the same chunks sends no request.
+    data = np.arange(64 * 48, dtype="u2").reshape(64, 48)
+    zarrkit.create_array(nginx.root / "cached.zarr", data=data, chunks=(16, 16))
+    zarrkit.create_array(nginx.root / "cached_shards.zarr", data=data, chunks=(8, 8), shards=(32, 48))
+    proxy = proxy_for(nginx.port)
+    with zarrkit.config.set({"cache.host_bytes": 16 << 20}):
+        try:
+            for name in ("cached.zarr", "cached_shards.zarr"):
+                a = zarrkit.open_array(f"http://127.0.0.1:{proxy.port}/{name}", mode="r")
+                np.testing.assert_array_equal(a[5:40, 3:30], data[5:40, 3:30])
+                before = proxy.requests
+                np.testing.assert_array_equal(a[10:35, 3:30], data[10:35, 3:30])
+                np.testing.assert_array_equal(a[5:40, 3:30], data[5:40, 3:30])
+                assert proxy.requests == before, name
+        finally:
+            zarrkit.config.clear_cache()
+
+
+def test_s3_cached_chunks_until_this_process_writes(s3_env, s3, bucket):
+    data = np.arange(32 * 32, dtype="i4").reshape(32, 32)
+    url = f"s3://{bucket}/cached.zarr"
+    a = zarrkit.create_array(url, data=data, chunks=(16, 16))
+    start = zarrkit.config.cache_stats()  # the counters run on across tests
+    with zarrkit.config.set({"cache.host_bytes": 16 << 20}):
+        try:
+            np.testing.assert_array_equal(a[...], data)
+            assert zarrkit.config.cache_stats()["misses"] - start["misses"] == 4
+            # Another program deletes the chunks: this process does not ask again (the cache
+            # does not see other processes' writes, docs/chunk-cache.md)...
+            for item in s3.list_objects_v2(Bucket=bucket, Prefix="cached.zarr/c/")["Contents"]:
+                s3.delete_object(Bucket=bucket, Key=item["Key"])
+            np.testing.assert_array_equal(a[...], data)
+            # ...but its own write of a chunk drops that chunk, which is read anew.
+            a[0:16, 0:16] = -1
+            expected = data.copy()
+            expected[0:16, 0:16] = -1
+            np.testing.assert_array_equal(a[...], expected)
+            assert zarrkit.config.cache_stats()["invalidations"] > start["invalidations"]
+        finally:
+            zarrkit.config.clear_cache()
+    # Without the cache, the deleted chunks read as the fill value.
+    expected[0:16, 16:] = 0
+    expected[16:, :] = 0
+    np.testing.assert_array_equal(zarrkit.open_array(url, mode="r")[...], expected)

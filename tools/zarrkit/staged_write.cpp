@@ -9,6 +9,7 @@
 
 #include "engine/node_io.h"
 #include "stores/local_store_internal.h"
+#include "zarrkit/chunk_cache.h"
 #include "zarrkit/error.h"
 #include "zarrkit/group.h"
 #include "zarrkit/stores/local_store.h"
@@ -51,7 +52,8 @@ void remove_abandoned_staging(const fs::path& destination) {
   }
 }
 
-StagedNodeWrite::StagedNodeWrite(const StoreLocation& dest, bool overwrite, int zarr_format) : target_(dest) {
+StagedNodeWrite::StagedNodeWrite(const StoreLocation& dest, bool overwrite, int zarr_format)
+    : dest_(dest), target_(dest) {
   auto local = std::dynamic_pointer_cast<LocalStore>(dest.store);
   if (!local) return;
   destination_ = dest.path.empty() ? local->root() : local->root() / dest.path;
@@ -88,6 +90,7 @@ void StagedNodeWrite::commit() {
       fail_io("cannot move the new node into place at \"{}\": {}", destination_.string(), errno_text(errno));
     }
     staging_.clear();
+    forget_cached_chunks(*dest_.store, dest_.path);  // written around the store
     return;
   }
   if (!exchange_directories(staging_, destination_)) {
@@ -107,6 +110,7 @@ void StagedNodeWrite::commit() {
     }
     staging_ = aside;
   }
+  forget_cached_chunks(*dest_.store, dest_.path);  // the old node's chunks, swapped out around the store
   // staging_ now holds the old node: removed by the destructor (or, after a crash, by the next writer).
   std::error_code ec;
   fs::remove_all(staging_, ec);

@@ -34,6 +34,7 @@ class StagedNodeWrite {
   void commit();
 
  private:
+  StoreLocation dest_;
   StoreLocation target_;
   std::filesystem::path destination_;  // the node's directory (staged only)
   std::filesystem::path staging_;      // empty: not staged

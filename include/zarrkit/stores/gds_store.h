@@ -101,6 +101,8 @@ class GdsStore : public Store {
   StoreCapabilities capabilities() const override;
   // "gds:///data/x.zarr".
   std::string describe() const override;
+  // The directory's, as its LocalStore names it: both read the same files.
+  std::string cache_identity() const override;
   std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype = BufferPrototype::host(),
                             std::optional<ByteRange> range = std::nullopt) override;
   // Device memory: one allocation holding every value (each a slice of it, 256-byte

@@ -37,6 +37,7 @@ class HttpStore : public Store {
 
   StoreCapabilities capabilities() const override;
   std::string describe() const override;
+  std::string cache_identity() const override;
   std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype = BufferPrototype::host(),
                             std::optional<ByteRange> range = std::nullopt) override;
   std::vector<std::optional<Buffer>> get_many(std::span<const std::string> keys,

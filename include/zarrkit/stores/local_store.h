@@ -86,6 +86,8 @@ class LocalStore : public Store {
 
   StoreCapabilities capabilities() const override;
   std::string describe() const override;
+  // "file://" and the root with symlinks resolved, then "/".
+  std::string cache_identity() const override;
   // Defaults repeated from Store so that calls through the concrete type may omit them.
   std::optional<Buffer> get(std::string_view key,
                             const BufferPrototype& prototype = BufferPrototype::host(),

@@ -71,6 +71,8 @@ class S3Store : public Store {
 
   StoreCapabilities capabilities() const override;
   std::string describe() const override;
+  // The endpoint (or AWS and the region), the bucket and the prefix.
+  std::string cache_identity() const override;
   std::optional<Buffer> get(std::string_view key, const BufferPrototype& prototype = BufferPrototype::host(),
                             std::optional<ByteRange> range = std::nullopt) override;
   std::vector<std::optional<Buffer>> get_many(std::span<const std::string> keys,

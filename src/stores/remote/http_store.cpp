@@ -78,6 +78,8 @@ StoreCapabilities HttpStore::capabilities() const {
 
 std::string HttpStore::describe() const { return impl_->base_url; }
 
+std::string HttpStore::cache_identity() const { return impl_->base_url + "/"; }
+
 std::optional<Buffer> HttpStore::get(std::string_view key, const BufferPrototype& prototype,
                                      std::optional<ByteRange> range) {
   return impl_->reader.get(key, prototype, range);

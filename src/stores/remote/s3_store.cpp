@@ -389,6 +389,11 @@ StoreCapabilities S3Store::capabilities() const {
 
 std::string S3Store::describe() const { return impl_->description; }
 
+std::string S3Store::cache_identity() const {
+  const std::string server = impl_->aws.endpoint_url ? *impl_->aws.endpoint_url : "aws:" + impl_->aws.region;
+  return "s3://" + server + "|" + impl_->endpoint->bucket() + "/" + (impl_->prefix.empty() ? "" : impl_->prefix + "/");
+}
+
 std::optional<Buffer> S3Store::get(std::string_view key, const BufferPrototype& prototype,
                                    std::optional<ByteRange> range) {
   return impl_->reader.get(key, prototype, range);
@@ -413,11 +418,15 @@ bool S3Store::exists(std::string_view key) { return impl_->reader.exists(key); }
 
 std::optional<std::uint64_t> S3Store::size(std::string_view key) { return impl_->reader.size(key); }
 
-void S3Store::set(std::string_view key, ByteView value) { impl_->write(key, value, std::nullopt); }
+void S3Store::set(std::string_view key, ByteView value) {
+  const WriteScope written(*this, key);
+  impl_->write(key, value, std::nullopt);
+}
 
 void S3Store::erase(std::string_view key) {
   validate_key(key);
   impl_->require_writable("erase", key);
+  const WriteScope erased(*this, key);
   impl_->run_one(impl_->make("DELETE", impl_->object_key(key), {}), [&](std::size_t, HttpResponse& r) {
     if (auto v = impl_->verdict(r)) return *v;
     return Verdict::accept();  // 204, or 404: absent already
@@ -427,6 +436,7 @@ void S3Store::erase(std::string_view key) {
 void S3Store::erase_prefix(std::string_view prefix) {
   const std::string_view dir = normalize_prefix(prefix);
   impl_->require_writable("erase", prefix);
+  const WriteScope erased(*this, dir, /*below=*/true);
   // Raw object names, so that objects whose names are not valid keys go too.
   const std::string query_prefix = impl_->list_prefix(dir);
   std::vector<std::string> objects = impl_->list_objects(query_prefix, false).keys;
@@ -520,6 +530,7 @@ std::optional<std::pair<Buffer, std::string>> S3Store::get_with_etag(std::string
 }
 
 bool S3Store::set_if_absent(std::string_view key, ByteView value) {
+  const WriteScope written(*this, key);
   return impl_->write(key, value, std::pair<std::string, std::string>("If-None-Match", "*"));
 }
 
@@ -555,6 +566,7 @@ void S3Store::update(std::string_view key, const UpdateFunction& change) {
 
 bool S3Store::set_if_match(std::string_view key, ByteView value, std::string_view etag) {
   if (etag.empty()) fail_invalid("{}: set_if_match on \"{}\" needs an ETag", describe(), key);
+  const WriteScope written(*this, key);
   return impl_->write(key, value, std::pair<std::string, std::string>("If-Match", std::string(etag)));
 }
 

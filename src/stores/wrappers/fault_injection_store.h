@@ -63,6 +63,7 @@ class FaultInjectionStore : public Store {
 
   StoreCapabilities capabilities() const override;
   std::string describe() const override;
+  std::string cache_identity() const override { return inner_->cache_identity(); }
   std::optional<Buffer> get(std::string_view key,
                             const BufferPrototype& prototype = BufferPrototype::host(),
                             std::optional<ByteRange> range = std::nullopt) override;
