@@ -360,11 +360,12 @@ def rectilinear_cases():
     add("rect_chunk_of_the_wrong_size", "read_array", "DataLoss",
         "chunk c/0 holds 64 elements, the grid gives it 16",
         {"zarr.json": dump(document), "c/0": RAW})
-    # A billion billion chunks of 1 listed in one run: parsing costs one entry, and the grid
-    # covers the shape; reading the array is refused as too large to allocate.
+    # 2^64-1 chunks of 1 listed in one run: parsing costs one entry, and the grid covers the
+    # shape; reading the array is refused as too large to allocate.
     add("rect_huge_run_cheap", "open_or_read", "ResourceExhausted",
-        "2^60 chunks of 1 in one run over 2^60 uint8 elements",
-        {"zarr.json": dump(v3_array(shape=[2**60], data_type="uint8", chunk_grid=rectilinear([[[1, 2**60]]])))})
+        "2^64-1 chunks of 1 in one run over 2^64-1 uint8 elements",
+        {"zarr.json": dump(v3_array(shape=[2**64 - 1], data_type="uint8",
+                                    chunk_grid=rectilinear([[[1, 2**64 - 1]]])))})
 
 
 # ---- Zarr v2 metadata ---------------------------------------------------------------------------
