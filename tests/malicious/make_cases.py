@@ -453,8 +453,8 @@ def must_understand_cases():
     bad("unknown_data_type", "data_type \"float128\"", "Unsupported", v3_array(data_type="float128"))
     bad("data_type_must_understand_false", "must_understand false is not allowed on a data type",
         "InvalidArgument", v3_array(data_type={"name": "float128", "must_understand": False}))
-    bad("unknown_chunk_grid", "chunk_grid \"rectilinear\"", "Unsupported",
-        v3_array(chunk_grid={"name": "rectilinear", "configuration": {"chunk_shapes": [[64]]}}))
+    bad("unknown_chunk_grid", "chunk_grid \"irregular\"", "Unsupported",
+        v3_array(chunk_grid={"name": "irregular", "configuration": {"chunk_shapes": [[64]]}}))
     bad("chunk_grid_must_understand_false", "must_understand false is not allowed on a chunk grid",
         "InvalidArgument",
         v3_array(chunk_grid={"name": "rectilinear", "must_understand": False,
