@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zarrkit/chunk_grid.h"
 #include "zarrkit/codec_chain.h"
 #include "zarrkit/dtype.h"
 #include "zarrkit/ndbuffer.h"
@@ -70,10 +72,38 @@ class PreparedChainSlot {
   mutable std::atomic<const PreparedChain*> ready_{nullptr};
 };
 
+// The chains of a rectilinear grid's chunks, one per distinct chunk shape, made on first use.
+// A copy starts empty, as PreparedChainSlot's does.
+class PreparedChainsByShape {
+ public:
+  PreparedChainsByShape() = default;
+  PreparedChainsByShape(const PreparedChainsByShape&) noexcept {}
+  PreparedChainsByShape& operator=(const PreparedChainsByShape&) noexcept;
+  ~PreparedChainsByShape() = default;
+
+  // The chain for `shape`, made by make(shape) on the first call with that shape.
+  template <typename Make>
+  const PreparedChain& get(const Shape& shape, Make&& make) const {
+    const std::lock_guard lock(mutex_);
+    auto it = chains_.find(shape);
+    if (it == chains_.end()) it = chains_.emplace(shape, make(shape)).first;
+    return *it->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::map<Shape, std::shared_ptr<const PreparedChain>> chains_;
+};
+
 struct ArrayMetadata {
   int zarr_format = 3;
   Shape shape;
-  Shape chunk_shape;  // regular chunk grid
+  // A regular grid: its chunk shape. A rectilinear grid: its largest chunk per axis (what one
+  // chunk's buffer may need).
+  Shape chunk_shape;
+  // Set for a v3 "rectilinear" chunk grid (chunk sizes listed per axis). chunk_grid() is the
+  // one view of either kind that chunk arithmetic goes through.
+  std::optional<ChunkGrid> rectilinear_grid;
   DataType dtype;
   FillValue fill_value;
   ChunkKeyEncoding chunk_key_encoding;
@@ -89,20 +119,28 @@ struct ArrayMetadata {
   std::optional<nlohmann::json> v2_filters;
 
   std::size_t ndim() const { return shape.size(); }
-  // ceil(shape / chunk_shape) per axis.
+  bool is_rectilinear() const { return rectilinear_grid.has_value(); }
+  ChunkGrid chunk_grid() const { return rectilinear_grid ? *rectilinear_grid : ChunkGrid::regular(chunk_shape); }
+  // Chunks per axis: ceil(shape / chunk_shape) for a regular grid.
   Shape chunk_grid_shape() const;
   std::uint64_t num_chunks() const;
   std::string chunk_key(std::span<const std::uint64_t> chunk_index) const;
-  // Spec of a whole chunk (edge chunks are stored at the full chunk size).
+  // Spec of a whole chunk (edge chunks are stored at the full chunk size). For a rectilinear
+  // grid, chunk_spec() is the largest chunk and chunk_spec(chunk) the chunk at that grid index.
   ChunkSpec chunk_spec() const { return {chunk_shape, dtype, fill_value}; }
+  ChunkSpec chunk_spec(std::span<const std::uint64_t> chunk) const;
   // The codec chain prepared for chunk_spec(): made on the first call (which throws what
   // CodecChain::prepare throws), then shared by every reader and writer of the array.
   // Thread-safe. The fields it depends on (chunk_shape, dtype, fill_value, codecs) must not
   // change after the first call: change a copy instead, which prepares its own.
   const PreparedChain& prepared_chain() const;
+  // The chain prepared for chunk_spec(chunk); for a regular grid, prepared_chain(). Chains of
+  // a rectilinear grid are made once per distinct chunk shape and kept. Thread-safe.
+  const PreparedChain& prepared_chain(std::span<const std::uint64_t> chunk) const;
 
  private:
   PreparedChainSlot prepared_;
+  PreparedChainsByShape prepared_by_shape_;
 };
 
 struct GroupMetadata {
@@ -143,6 +181,8 @@ nlohmann::json fill_value_to_v2_json(const FillValue& fill, const DataType& dtyp
 
 // ---- Serialising ------------------------------------------------------------------------
 
+// A v3 "rectilinear" chunk_grid object (kind "inline"; runs of one chunk as bare sizes).
+nlohmann::json chunk_grid_to_v3_json(const ChunkGrid& grid);
 // zarr.json for v3.
 nlohmann::json array_metadata_to_v3_json(const ArrayMetadata& metadata);
 nlohmann::json group_metadata_to_v3_json(const GroupMetadata& metadata);
@@ -160,6 +200,8 @@ struct ArraySpec {
   int zarr_format = 3;
   Shape shape;
   Shape chunks;  // empty: a default chunking of about 1 MiB
+  // v3: a rectilinear grid (chunk sizes listed per axis) instead of `chunks`.
+  std::optional<ChunkGrid> rectilinear_chunks;
   DataType dtype = DataType::float_(64);
   std::optional<nlohmann::json> fill_value;  // JSON form as in the metadata; nullopt: zero
   // v3: the full "codecs" list. nullopt: bytes(little) + zstd(level 0).

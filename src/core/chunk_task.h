@@ -30,6 +30,9 @@ struct AxisRun {
 // The piece of one axis's selection that falls into one chunk.
 struct AxisChunkPart {
   std::uint64_t chunk_index = 0;
+  // The chunk's first position along this axis (chunk_index times the chunk size on a
+  // regular grid; a rectilinear grid's chunks differ in size).
+  std::uint64_t chunk_origin = 0;
   // Every index of the chunk that lies inside the array is selected (at least once).
   bool covers_chunk = false;
   // The chunk lies wholly inside the array along this axis (not a ragged edge chunk).

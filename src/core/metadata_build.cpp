@@ -74,6 +74,7 @@ json default_v3_codecs(const DataType& dtype) {
 
 ArrayMetadata make_array_metadata(const ArraySpec& spec, const CodecRegistry& registry) {
   if (spec.zarr_format != 2 && spec.zarr_format != 3) fail_invalid("zarr_format must be 2 or 3, got {}", spec.zarr_format);
+  if (spec.rectilinear_chunks && !spec.chunks.empty()) fail_invalid("give chunks or rectilinear_chunks, not both");
   const Shape chunks = spec.chunks.empty() ? default_chunks(spec.shape, spec.dtype) : spec.chunks;
 
   if (spec.zarr_format == 3) {
@@ -85,7 +86,9 @@ ArrayMetadata make_array_metadata(const ArraySpec& spec, const CodecRegistry& re
         {"node_type", "array"},
         {"shape", spec.shape},
         {"data_type", dtype_to_v3_json(spec.dtype)},
-        {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", chunks}}}}},
+        {"chunk_grid", spec.rectilinear_chunks
+                           ? chunk_grid_to_v3_json(*spec.rectilinear_chunks)
+                           : json{{"name", "regular"}, {"configuration", {{"chunk_shape", chunks}}}}},
         {"chunk_key_encoding", spec.chunk_key_encoding.value_or(ChunkKeyEncoding{}).to_json()},
         {"fill_value", spec.fill_value ? *spec.fill_value : fill_value_to_v3_json(FillValue::zero(spec.dtype), spec.dtype)},
         {"codecs", spec.codecs ? *spec.codecs : default_v3_codecs(spec.dtype)},
@@ -101,6 +104,7 @@ ArrayMetadata make_array_metadata(const ArraySpec& spec, const CodecRegistry& re
   }
 
   if (spec.codecs) fail_invalid("codecs apply to Zarr v3 arrays only; use v2_compressor and v2_filters for v2");
+  if (spec.rectilinear_chunks) fail_invalid("rectilinear chunk grids are a Zarr v3 feature");
   if (spec.dimension_names) fail_invalid("dimension_names are a Zarr v3 feature");
   char separator = '.';
   if (spec.chunk_key_encoding) {
@@ -124,6 +128,7 @@ ArrayMetadata make_array_metadata(const ArraySpec& spec, const CodecRegistry& re
 }
 
 Shape ArrayMetadata::chunk_grid_shape() const {
+  if (rectilinear_grid) return rectilinear_grid->grid_shape(shape);
   if (chunk_shape.size() != shape.size()) fail_invalid("chunk shape and array shape differ in length");
   Shape grid(shape.size());
   for (std::size_t d = 0; d < shape.size(); ++d) {
@@ -151,6 +156,25 @@ PreparedChainSlot& PreparedChainSlot::operator=(const PreparedChainSlot&) noexce
   owned_.reset();
   ready_.store(nullptr, std::memory_order_release);
   return *this;
+}
+
+PreparedChainsByShape& PreparedChainsByShape::operator=(const PreparedChainsByShape&) noexcept {
+  const std::lock_guard lock(mutex_);
+  chains_.clear();
+  return *this;
+}
+
+ChunkSpec ArrayMetadata::chunk_spec(std::span<const std::uint64_t> chunk) const {
+  if (!rectilinear_grid) return chunk_spec();
+  return {rectilinear_grid->chunk_shape(chunk), dtype, fill_value};
+}
+
+const PreparedChain& ArrayMetadata::prepared_chain(std::span<const std::uint64_t> chunk) const {
+  if (!rectilinear_grid) return prepared_chain();
+  return prepared_by_shape_.get(rectilinear_grid->chunk_shape(chunk), [this](const Shape& chunk_shape) {
+    if (!codecs) fail_invalid("the array metadata has no codec chain");
+    return codecs->prepare(ChunkSpec{chunk_shape, dtype, fill_value});
+  });
 }
 
 const PreparedChain& ArrayMetadata::prepared_chain() const {

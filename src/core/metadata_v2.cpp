@@ -200,6 +200,7 @@ json array_metadata_to_v2_json(const ArrayMetadata& m) {
     fail_invalid("cannot write .zarray: v2 arrays use the v2 chunk key encoding");
   }
   if (m.v2_order != 'C' && m.v2_order != 'F') fail_invalid("cannot write .zarray: order '{}'", m.v2_order);
+  if (m.rectilinear_grid) fail_invalid("cannot write .zarray: Zarr v2 has no rectilinear chunk grids");
   return {
       {"zarr_format", 2},
       {"shape", m.shape},

@@ -1,4 +1,5 @@
 // Zarr v3 zarr.json: parsing (untrusted) and serialising, for arrays and groups.
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -47,19 +48,101 @@ json parse_attributes(const json* value, std::string_view where) {
   return *value;
 }
 
-Shape parse_chunk_grid(const json& value, const Shape& shape, const MetadataLimits& limits) {
-  constexpr std::string_view kWhat = "chunk_grid";
-  const Extension grid = parse_extension(value, kWhat);
-  require_must_understand(grid, kWhat);
-  if (grid.name != "regular") fail_unsupported("unsupported chunk_grid \"{}\" (only \"regular\")", grid.name);
-  check_configuration_keys(grid.configuration, {"chunk_shape"}, kWhat);
-  const json& chunk_shape_json = require_member(grid.configuration, "chunk_shape", "chunk_grid configuration");
+struct ParsedGrid {
+  Shape chunk_shape;
+  std::optional<ChunkGrid> rectilinear;
+};
+
+Shape parse_regular_grid(const json& configuration, const Shape& shape, const MetadataLimits& limits) {
+  check_configuration_keys(configuration, {"chunk_shape"}, "chunk_grid");
+  const json& chunk_shape_json = require_member(configuration, "chunk_shape", "chunk_grid configuration");
   Shape chunk_shape = get_shape(chunk_shape_json, "chunk_grid chunk_shape", limits.max_ndim, /*positive=*/true);
   if (chunk_shape.size() != shape.size()) {
     fail_invalid("chunk_grid chunk_shape {} has {} dimensions but shape {} has {}", describe(chunk_shape_json),
                  chunk_shape.size(), json(shape).dump(), shape.size());
   }
   return chunk_shape;
+}
+
+std::uint64_t get_positive(const json& value, std::string_view what, std::size_t axis) {
+  const auto n = as_uint(value);
+  if (!n || *n == 0) fail_invalid("chunk_grid chunk_shapes axis {}: {} must be an integer >= 1, got {}", axis, what, describe(value));
+  return *n;
+}
+
+// One axis of "chunk_shapes": a bare size (chunks of that size without end) or a list of
+// sizes and [size, count] runs.
+AxisGrid parse_rectilinear_axis(const json& value, std::size_t axis) {
+  if (!value.is_array()) return AxisGrid::regular(get_positive(value, "a chunk size", axis));
+  if (value.empty()) fail_invalid("chunk_grid chunk_shapes axis {} lists no chunk sizes", axis);
+  std::vector<ChunkRun> runs;
+  runs.reserve(value.size());
+  for (const json& item : value) {
+    if (!item.is_array()) {
+      runs.push_back({get_positive(item, "a chunk size", axis), 1});
+      continue;
+    }
+    if (item.size() != 2) {
+      fail_invalid("chunk_grid chunk_shapes axis {}: a run must be [size, count], got {}", axis, describe(item));
+    }
+    runs.push_back({get_positive(item[0], "a run's size", axis), get_positive(item[1], "a run's count", axis)});
+  }
+  try {
+    return AxisGrid::explicit_runs(runs);
+  } catch (const Error& e) {
+    rethrow_with_context(e, fmt::format("chunk_grid chunk_shapes axis {}", axis));
+  }
+}
+
+ChunkGrid parse_rectilinear_grid(const json& configuration, const Shape& shape, const MetadataLimits& limits) {
+  check_configuration_keys(configuration, {"kind", "chunk_shapes"}, "chunk_grid");
+  const json& kind = require_member(configuration, "kind", "rectilinear chunk_grid configuration");
+  if (!kind.is_string()) fail_invalid("rectilinear chunk_grid: kind must be a string, got {}", describe(kind));
+  if (kind != "inline") fail_unsupported("rectilinear chunk_grid: unsupported kind {} (only \"inline\")", describe(kind));
+  const json& shapes = require_member(configuration, "chunk_shapes", "rectilinear chunk_grid configuration");
+  if (!shapes.is_array()) fail_invalid("chunk_grid chunk_shapes must be a list, got {}", describe(shapes));
+  if (shapes.size() != shape.size()) {
+    fail_invalid("chunk_grid chunk_shapes has {} dimensions but shape {} has {}", shapes.size(), json(shape).dump(),
+                 shape.size());
+  }
+  std::vector<AxisGrid> axes;
+  axes.reserve(std::min(shapes.size(), limits.max_ndim));
+  for (std::size_t a = 0; a < shapes.size(); ++a) axes.push_back(parse_rectilinear_axis(shapes[a], a));
+  ChunkGrid grid(std::move(axes));
+  try {
+    grid.check_covers(shape);
+  } catch (const Error& e) {
+    rethrow_with_context(e, "chunk_grid");
+  }
+  return grid;
+}
+
+ParsedGrid parse_chunk_grid(const json& value, const Shape& shape, const MetadataLimits& limits) {
+  constexpr std::string_view kWhat = "chunk_grid";
+  const Extension grid = parse_extension(value, kWhat);
+  require_must_understand(grid, kWhat);
+  if (grid.name == "regular") return {parse_regular_grid(grid.configuration, shape, limits), std::nullopt};
+  if (grid.name == "rectilinear") {
+    ChunkGrid rectilinear = parse_rectilinear_grid(grid.configuration, shape, limits);
+    return {rectilinear.largest_chunk(), std::move(rectilinear)};
+  }
+  fail_unsupported("unsupported chunk_grid \"{}\" (only \"regular\" and \"rectilinear\")", grid.name);
+}
+
+// Validates the chain against every chunk size the grid has: a rectilinear grid's largest
+// chunk, then each axis's other sizes in turn (a codec such as sharding constrains each
+// axis's size on its own; the number of specs is the number of runs, not of chunks).
+void validate_chain_for_grid(const CodecChain& chain, const ArrayMetadata& m) {
+  chain.validate(m.chunk_spec());
+  if (!m.rectilinear_grid) return;
+  for (std::size_t a = 0; a < m.ndim(); ++a) {
+    for (const ChunkRun& run : m.rectilinear_grid->axis(a).runs()) {
+      if (run.size == m.chunk_shape[a]) continue;
+      ChunkSpec spec = m.chunk_spec();
+      spec.shape[a] = run.size;
+      chain.validate(spec);
+    }
+  }
 }
 
 std::optional<std::vector<std::optional<std::string>>> parse_dimension_names(const json* value, std::size_t ndim) {
@@ -99,7 +182,9 @@ ArrayMetadata parse_array_metadata_v3(const json& doc, const CodecRegistry& regi
   m.zarr_format = 3;
   m.shape = get_shape(require_member(doc, "shape", "zarr.json"), "shape", limits.max_ndim, /*positive=*/false);
   m.dtype = parse_dtype_v3(require_member(doc, "data_type", "zarr.json"));
-  m.chunk_shape = parse_chunk_grid(require_member(doc, "chunk_grid", "zarr.json"), m.shape, limits);
+  ParsedGrid grid = parse_chunk_grid(require_member(doc, "chunk_grid", "zarr.json"), m.shape, limits);
+  m.chunk_shape = std::move(grid.chunk_shape);
+  m.rectilinear_grid = std::move(grid.rectilinear);
   check_array_sizes(m.shape, m.chunk_shape, m.dtype, limits);
   m.chunk_key_encoding = parse_chunk_key_encoding_v3(require_member(doc, "chunk_key_encoding", "zarr.json"));
   m.fill_value = parse_fill_value_v3(require_member(doc, "fill_value", "zarr.json"), m.dtype);
@@ -108,7 +193,7 @@ ArrayMetadata parse_array_metadata_v3(const json& doc, const CodecRegistry& regi
   if (!codecs.is_array() || codecs.empty()) fail_invalid("codecs must be a non-empty list, got {}", describe(codecs));
   try {
     auto chain = CodecChain::from_v3_json(codecs, m.dtype, registry);
-    chain.validate(m.chunk_spec());
+    validate_chain_for_grid(chain, m);
     m.codecs = std::make_shared<const CodecChain>(std::move(chain));
   } catch (const Error& e) {
     rethrow_with_context(e, "codecs");
@@ -143,6 +228,24 @@ GroupMetadata parse_group_metadata_v3(const json& doc) {
   return g;
 }
 
+json chunk_grid_to_v3_json(const ChunkGrid& grid) {
+  json shapes = json::array();
+  for (const AxisGrid& axis : grid.axes()) {
+    if (axis.is_regular()) {
+      shapes.push_back(axis.regular_size());
+      continue;
+    }
+    // Runs of one chunk as bare sizes, longer ones as [size, count], as zarr-python writes them.
+    json sizes = json::array();
+    for (const ChunkRun& run : axis.runs()) {
+      if (run.count == 1) sizes.push_back(run.size);
+      else sizes.push_back(json::array({run.size, run.count}));
+    }
+    shapes.push_back(std::move(sizes));
+  }
+  return {{"name", "rectilinear"}, {"configuration", {{"kind", "inline"}, {"chunk_shapes", std::move(shapes)}}}};
+}
+
 json array_metadata_to_v3_json(const ArrayMetadata& m) {
   if (!m.codecs) fail_invalid("array metadata has no codec chain");
   json doc = {
@@ -150,7 +253,8 @@ json array_metadata_to_v3_json(const ArrayMetadata& m) {
       {"node_type", "array"},
       {"shape", m.shape},
       {"data_type", dtype_to_v3_json(m.dtype)},
-      {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}}},
+      {"chunk_grid", m.rectilinear_grid ? chunk_grid_to_v3_json(*m.rectilinear_grid)
+                                        : json{{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}}},
       {"chunk_key_encoding", m.chunk_key_encoding.to_json()},
       {"fill_value", fill_value_to_v3_json(m.fill_value, m.dtype)},
       {"codecs", m.codecs->to_json()},

@@ -162,7 +162,7 @@ TEST(MetadataV3, RefusesBadDocuments) {
       {"chunk_grid no configuration", set("chunk_grid", R"("regular")"), ErrorCode::kInvalidArgument},
       {"chunk_grid extra key", set("chunk_grid", R"({"name": "regular", "configuration": {"chunk_shape": [4, 3], "x": 1}})"),
        ErrorCode::kInvalidArgument},
-      {"chunk_grid unknown", set("chunk_grid", R"({"name": "rectilinear", "configuration": {"chunk_shape": [4, 3]}})"),
+      {"chunk_grid unknown", set("chunk_grid", R"({"name": "irregular", "configuration": {"chunk_shape": [4, 3]}})"),
        ErrorCode::kUnsupported},
       {"chunk_grid must_understand false",
        set("chunk_grid", R"({"name": "regular", "must_understand": false, "configuration": {"chunk_shape": [4, 3]}})"),

@@ -27,12 +27,12 @@ BlockRuns task_runs(const ChunkTask& task) {
 
 Shape chunk_valid_extent(const ChunkTask& task, const Shape& chunk_shape, const Shape& array_shape) {
   const std::size_t ndim = chunk_shape.size();
-  if (task.chunk_coords.size() != ndim || array_shape.size() != ndim) {
+  if (task.chunk_coords.size() != ndim || task.axes.size() != ndim || array_shape.size() != ndim) {
     throw InternalError("chunk_valid_extent: the task, the chunk and the array have different numbers of axes");
   }
   Shape valid(ndim);
   for (std::size_t a = 0; a < ndim; ++a) {
-    const std::uint64_t begin = task.chunk_coords[a] * chunk_shape[a];  // inside the array: no overflow
+    const std::uint64_t begin = task.axes[a].chunk_origin;
     valid[a] = begin < array_shape[a] ? std::min(chunk_shape[a], array_shape[a] - begin) : 0;
   }
   return valid;

@@ -108,6 +108,13 @@ Array Array::create(std::shared_ptr<Store> store, std::string_view path_in,
     for (auto c : metadata.chunk_shape) {
       if (c == 0) fail_invalid("chunk shape [{}] has a zero", fmt::join(metadata.chunk_shape, ", "));
     }
+    if (metadata.rectilinear_grid) {
+      if (metadata.zarr_format != 3) fail_invalid("rectilinear chunk grids are a Zarr v3 feature");
+      metadata.rectilinear_grid->check_covers(metadata.shape);
+      if (metadata.rectilinear_grid->largest_chunk() != metadata.chunk_shape) {
+        fail_invalid("chunk_shape must be the rectilinear grid's largest chunk");
+      }
+    }
     if (!store->capabilities().writable) fail_invalid("the store is read-only");
     if (const auto existing = probe_node(*store, path)) {
       if (!overwrite) {
@@ -166,7 +173,7 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
                  out.dtype.name());
   }
   if (!is_host_accessible(out.kind)) return read_into_device(*this, selection, out);  // the GPU path
-  const ChunkPlan plan(m.shape, m.chunk_shape, selection);
+  const ChunkPlan plan(m.shape, m.chunk_grid(), selection);
   const NDView region = expand_to_region(out, plan.selection());
   // A v2 null fill value reads as zeros; FillValue::null already holds zero bytes.
   if (m.fill_value.bytes().size() != m.dtype.size()) {
@@ -228,13 +235,21 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     plan.task(plan_index(index), task);
     const std::string key = m.chunk_key(task.chunk_coords);
     try {
-      if (partial != nullptr) {
+      // A rectilinear grid's chunks differ in shape: each has the chain prepared for its own.
+      const PreparedChain* const own_chain = m.is_rectilinear() ? &m.prepared_chain(task.chunk_coords) : nullptr;
+      const PartialChunkCodec* const task_partial = own_chain != nullptr ? own_chain->partial() : partial;
+      if (task_partial != nullptr) {
         if (request.faults != nullptr && request.faults->active()) {
           const auto [begin, end] = OutputFaults::task_span(task, region);
           request.faults->before_write(begin, end);
         }
-        return partial->read(PartialRequest{request.store, m.shape, region, partial_settings, cache.view()},
-                             join_key(path_, key), task);
+        return task_partial->read(PartialRequest{request.store, m.shape, region, partial_settings, cache.view()},
+                                  join_key(path_, key), task);
+      }
+      if (own_chain != nullptr) {
+        ChunkReadRequest own_request(request.store, m, region, *own_chain);
+        own_request.faults = request.faults;
+        return read_chunk_task(own_request, join_key(path_, key), task);
       }
       if (cache) return read_chunk_task_cached(request, cache.view(), join_key(path_, key), task);
       read_chunk_task(request, join_key(path_, key), task);  // chunk_read.h: straight into `region` where it can
@@ -278,12 +293,9 @@ void Array::write(const Selection& selection, const NDView& data) {
                  m.dtype.name());
   }
   if (!is_host_accessible(data.kind)) return write_from_device(*this, selection, data);  // the GPU path
-  const ChunkPlan plan(m.shape, m.chunk_shape, selection);
+  const ChunkPlan plan(m.shape, m.chunk_grid(), selection);
   const NDView input = broadcast_to_region(data, plan.selection());
   const std::size_t itemsize = m.dtype.size();
-  const PreparedChain& chain = m.prepared_chain();
-  const std::span<const std::int64_t> chunk_c_strides = chain.strides();
-  const std::uint64_t chunk_bytes = chain.chunk_bytes();
   if (m.fill_value.bytes().size() != itemsize) {
     fail_invalid("array '{}': the fill value has {} bytes, {} needs {}", display_path(path_),
                  m.fill_value.bytes().size(), m.dtype.name(), itemsize);
@@ -292,7 +304,7 @@ void Array::write(const Selection& selection, const NDView& data) {
   const bool write_empty_chunks = current_config().write_empty_chunks;
   const BufferPrototype host = BufferPrototype::host();
   // Set for chains written in part (sharding): see core/partial_chunk_codec.h.
-  const PartialChunkCodec* const partial = chain.partial();
+  const PartialChunkCodec* const partial = m.prepared_chain().partial();
   const PartialIoSettings partial_settings = partial != nullptr ? PartialIoSettings::current() : PartialIoSettings{};
   const std::string store_name = store_->describe();  // names the write locks (key_locks.h)
   // A large write of a sparse or new array would otherwise erase every absent chunk it
@@ -309,8 +321,13 @@ void Array::write(const Selection& selection, const NDView& data) {
     const std::string key = m.chunk_key(task.chunk_coords);
     const std::string store_key = join_key(path_, key);
     try {
+      // The chain of this chunk's shape (one for every chunk of a regular grid).
+      const PreparedChain& chain = m.prepared_chain(task.chunk_coords);
+      const Shape& chunk_shape = chain.spec().shape;
+      const std::span<const std::int64_t> chunk_c_strides = chain.strides();
+      const std::uint64_t chunk_bytes = chain.chunk_bytes();
       if (partial != nullptr) {
-        return partial->write(PartialRequest{*store_, m.shape, input, partial_settings}, store_key, task);
+        return chain.partial()->write(PartialRequest{*store_, m.shape, input, partial_settings}, store_key, task);
       }
       NDBuffer chunk;
       if (!task.covers_whole_chunk) {
@@ -324,11 +341,11 @@ void Array::write(const Selection& selection, const NDView& data) {
           if (existing) {
             // The decoded buffer is ours: codecs return fresh memory.
             merged = chain.decode(existing->view(), host);
-            if (merged.nbytes() != chunk_bytes || merged.shape() != m.chunk_shape) {
+            if (merged.nbytes() != chunk_bytes || merged.shape() != chunk_shape) {
               fail_data_loss("the codec chain decoded {} bytes, the chunk needs {}", merged.nbytes(), chunk_bytes);
             }
           } else {
-            merged = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
+            merged = NDBuffer::filled(chunk_shape, m.dtype, m.fill_value, host);
           }
           copy_region_to_chunk(task, input.data, input.byte_strides, merged.data(), chunk_c_strides, itemsize);
           // zarr-python does not store chunks that hold only the fill value (see below).
@@ -341,13 +358,13 @@ void Array::write(const Selection& selection, const NDView& data) {
         const std::byte* src = input.data + task_region_offset(task, input.byte_strides);
         // The caller's block already is the chunk: encode it in place, without a copy.
         chunk = NDBuffer(Buffer::wrap(nullptr, const_cast<std::byte*>(src), to_size(chunk_bytes)),
-                         m.chunk_shape, m.dtype);
+                         chunk_shape, m.dtype);
       } else {
         if (task.is_entire_chunk) {
-          chunk = NDBuffer::allocate(m.chunk_shape, m.dtype, host);
+          chunk = NDBuffer::allocate(chunk_shape, m.dtype, host);
         } else {
           // A ragged edge chunk: the padding past the array's edge gets the fill value.
-          chunk = NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, host);
+          chunk = NDBuffer::filled(chunk_shape, m.dtype, m.fill_value, host);
         }
         copy_region_to_chunk(task, input.data, input.byte_strides, chunk.data(), chunk_c_strides, itemsize);
       }

@@ -88,13 +88,15 @@ void read_shard_points(const PartialChunkCodec& partial, const ArrayMetadata& m,
   const std::size_t ndim = m.ndim();
   const std::size_t itemsize = m.dtype.size();
   const Shape& inner = partial.inner_chain()->spec().shape;
+  const Shape& shard = partial.chunk_shape();
+  const ChunkGrid grid = m.chunk_grid();
   // The whole shard's inner chunks (inside the array), to learn where each is stored.
   Shape valid(ndim);
   std::vector<AxisRun> whole(ndim);
   BlockRuns runs;
   for (std::size_t a = 0; a < ndim; ++a) {
-    const std::uint64_t begin = task.chunk_coords[a] * m.chunk_shape[a];
-    valid[a] = std::min(m.chunk_shape[a], m.shape[a] - begin);
+    const std::uint64_t begin = grid.axis(a).origin(task.chunk_coords[a]);
+    valid[a] = std::min(shard[a], m.shape[a] - begin);
     whole[a] = AxisRun{0, 1, valid[a], 0, 1};
   }
   for (std::size_t a = 0; a < ndim; ++a) runs.emplace_back(&whole[a], 1);
@@ -112,11 +114,11 @@ void read_shard_points(const PartialChunkCodec& partial, const ArrayMetadata& m,
     std::uint64_t rest = plan.offset_in_chunk(p);
     std::uint64_t ordinal = 0, offset = 0, grid_stride = 1, inner_stride = 1;
     for (std::size_t a = ndim; a-- > 0;) {
-      const std::uint64_t coord = rest % m.chunk_shape[a];
-      rest /= m.chunk_shape[a];
+      const std::uint64_t coord = rest % shard[a];
+      rest /= shard[a];
       ordinal += coord / inner[a] * grid_stride;
       offset += coord % inner[a] * inner_stride;
-      grid_stride *= m.chunk_shape[a] / inner[a];
+      grid_stride *= shard[a] / inner[a];
       inner_stride *= inner[a];
     }
     by_inner[ordinal].emplace_back(p, offset);
@@ -187,7 +189,10 @@ void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
   run_point_tasks(
       array, plan,
       [&](Store& store, const PointTask& task, const std::string& key) {
-        if (partial != nullptr) return read_shard_points(*partial, m, plan, store, task, key, out_of);
+        if (partial != nullptr) {
+          // The partial codec of this shard's shape (a rectilinear grid's shards differ).
+          return read_shard_points(*m.prepared_chain(task.chunk_coords).partial(), m, plan, store, task, key, out_of);
+        }
         if (cache) {
           const CachedChunk chunk = read_chunk_cached(store, m, cache.view(), key);
           for (const std::uint64_t p : task.points) {
@@ -203,7 +208,7 @@ void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
           for (const std::uint64_t p : task.points) std::memcpy(out_at(p), fill.data(), itemsize);
           return;
         }
-        const NDBuffer chunk = decode_chunk(m, encoded->view());
+        const NDBuffer chunk = decode_chunk(m, task.chunk_coords, encoded->view());
         for (const std::uint64_t p : task.points) {
           std::memcpy(out_at(p), chunk.data() + plan.offset_in_chunk(p) * itemsize, itemsize);
         }
@@ -214,7 +219,7 @@ void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
 NDBuffer read_points(const Array& array, NormalizedPoints points) {
   const ArrayMetadata& m = array.metadata();
   require_fixed_size_elements(m.dtype);
-  const PointPlan plan(std::move(points), m.shape, m.chunk_shape);
+  const PointPlan plan(std::move(points), m.shape, m.chunk_grid());
   require_allocatable(plan.output_shape(), m.dtype, "reading " + describe_array(array));
   NDBuffer out = NDBuffer::allocate(plan.output_shape(), m.dtype.with_storage_endian(std::nullopt),
                                     default_prototype());
@@ -230,47 +235,48 @@ void write_points(const Array& array, NormalizedPoints points, const NDView& dat
     fail_invalid("cannot write a buffer of {} to {} of {}", data.dtype.name(), describe_array(array), m.dtype.name());
   }
   require_fill_of_itemsize(m, display_path(array.path()));
-  const PointPlan plan(std::move(points), m.shape, m.chunk_shape);
+  const PointPlan plan(std::move(points), m.shape, m.chunk_grid());
   const NDView input = broadcast_to_shape(data, plan.output_shape());
   const std::size_t itemsize = m.dtype.size();
   // Settings are per thread (ScopedConfig): read them here, not inside the pool's workers.
   const bool write_empty_chunks = current_config().write_empty_chunks;
   run_point_tasks(array, plan, [&](Store& store, const PointTask& task, const std::string& key) {
     const auto existing = store.get(key, BufferPrototype::host());
-    NDBuffer chunk = existing ? decode_chunk(m, existing->view())
-                              : NDBuffer::filled(m.chunk_shape, m.dtype, m.fill_value, BufferPrototype::host());
+    NDBuffer chunk = existing ? decode_chunk(m, task.chunk_coords, existing->view())
+                              : NDBuffer::filled(m.chunk_spec(task.chunk_coords).shape, m.dtype, m.fill_value,
+                                                 BufferPrototype::host());
     for (const std::uint64_t p : task.points) {
       std::memcpy(chunk.data() + plan.offset_in_chunk(p) * itemsize,
                   input.data + strided_offset(p, input.shape, input.byte_strides), itemsize);
     }
-    store_chunk(store, key, m, chunk, write_empty_chunks);
+    store_chunk(store, key, m, task.chunk_coords, chunk, write_empty_chunks);
   });
 }
 
 // Element indices of the blocks `axis` selects (in its order), for block selections that
 // are not one contiguous range.
-IndexArray block_elements(const AxisSelection& axis, std::uint64_t chunk, std::uint64_t extent) {
+IndexArray block_elements(const AxisSelection& axis, const AxisGrid& grid, std::uint64_t extent) {
   const std::uint64_t blocks = axis.is_list ? axis.indices.size() : axis.count;
   auto block_at = [&](std::uint64_t k) {
     if (axis.is_list) return axis.indices[static_cast<std::size_t>(k)];
     return static_cast<std::uint64_t>(static_cast<__int128>(axis.start) + static_cast<__int128>(k) * axis.step);
   };
-  // Every block but the array's last has `chunk` elements: bound the total before listing.
+  // Bound the total before listing.
   std::uint64_t total = 0;
   if (blocks > kMaxBlockListElements) total = blocks;
   for (std::uint64_t k = 0; k < blocks && total <= kMaxBlockListElements; ++k) {
-    const std::uint64_t begin = block_at(k) * chunk;
-    total += std::min(chunk, extent - begin);
+    const std::uint64_t begin = grid.origin(block_at(k));
+    total += std::min(grid.size(block_at(k)), extent - begin);
   }
   if (total > kMaxBlockListElements) {
-    fail_resource("a block selection of {} blocks of {} elements would list more than {} indices; select "
-                  "contiguous blocks (step 1) instead", blocks, chunk, kMaxBlockListElements);
+    fail_resource("a block selection of {} blocks of up to {} elements would list more than {} indices; select "
+                  "contiguous blocks (step 1) instead", blocks, grid.largest(), kMaxBlockListElements);
   }
   IndexArray out;
   out.indices.reserve(static_cast<std::size_t>(total));
   for (std::uint64_t k = 0; k < blocks; ++k) {
-    const std::uint64_t begin = block_at(k) * chunk;
-    const std::uint64_t end = begin + std::min(chunk, extent - begin);
+    const std::uint64_t begin = grid.origin(block_at(k));
+    const std::uint64_t end = begin + std::min(grid.size(block_at(k)), extent - begin);
     if (end > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       fail_unsupported("block bounds past 2^63 elements");
     }
@@ -286,7 +292,7 @@ NDBuffer Array::read_coordinates(const CoordinateSelection& coordinates) const {
 }
 
 void Array::read_coordinates_into(const CoordinateSelection& coordinates, const NDView& out) const {
-  const PointPlan plan(normalize_coordinates(coordinates, shape()), shape(), metadata_->chunk_shape);
+  const PointPlan plan(normalize_coordinates(coordinates, shape()), shape(), metadata_->chunk_grid());
   read_points(*this, plan, out);
 }
 
@@ -307,15 +313,19 @@ Selection Array::block_selection(const Selection& blocks) const {
   try {
     // Resolve the entries against the chunk grid with the usual rules (negative indices,
     // ellipsis, clamped slices, lists), then map each axis to elements.
-    const NormalizedSelection grid = normalize_selection(blocks, m.chunk_grid_shape());
+    const ChunkGrid chunk_grid = m.chunk_grid();
+    const Shape chunks_per_axis = chunk_grid.grid_shape(m.shape);
+    const NormalizedSelection grid = normalize_selection(blocks, chunks_per_axis);
     Selection elements;
     for (std::size_t a = 0; a < m.ndim(); ++a) {
       const AxisSelection& axis = grid.axes[a];
-      const std::uint64_t chunk = m.chunk_shape[a];
+      const AxisGrid& chunk = chunk_grid.axis(a);
       const std::uint64_t extent = m.shape[a];
       if (!axis.is_list && (axis.step == 1 || axis.count <= 1)) {
         // Contiguous blocks: one slice (an integer keeps its axis, as in zarr).
-        auto element = [&](std::uint64_t block) { return std::min(try_mul(block, chunk).value_or(extent), extent); };
+        auto element = [&](std::uint64_t block) {
+          return block >= chunks_per_axis[a] ? extent : std::min(chunk.origin(block), extent);
+        };
         const std::uint64_t begin = axis.count == 0 ? 0 : element(axis.start);
         const std::uint64_t end = axis.count == 0 ? 0 : element(axis.start + axis.count);
         if (end > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {

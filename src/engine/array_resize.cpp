@@ -8,6 +8,10 @@
 // the store, so the cost follows what is stored, not the size of the grid. Only then is the
 // metadata rewritten (one atomic key), so an interrupted resize leaves the old shape with
 // its data inside `kept` intact.
+//
+// A rectilinear grid keeps its chunk sizes when the array shrinks (chunks may reach past the
+// extent) and gains one chunk of the difference on an axis that grows past the sizes it
+// lists, as zarr-python does; the chunks it already had keep their places.
 #include <algorithm>
 #include <cstring>
 
@@ -31,7 +35,7 @@ namespace {
 // that straddle its edge on an axis whose extent changes. (On an axis that keeps its
 // extent, an edge chunk's padding stays out of sight, so it is left alone.)
 void clear_outside(const std::shared_ptr<Store>& shared_store, const std::string& path, const ArrayMetadata& m,
-                   const Shape& new_shape) {
+                   const ChunkGrid& chunk_grid, const Shape& new_shape) {
   Store& store = *shared_store;
   if (!store.capabilities().listable) {
     fail_unsupported("resizing needs a store that can list its keys, and {} cannot", store.describe());
@@ -44,18 +48,18 @@ void clear_outside(const std::shared_ptr<Store>& shared_store, const std::string
     changes[a] = m.shape[a] != new_shape[a];
     // Chunk keys are looked at up to the larger grid: a chunk left beyond the old shape
     // (by another writer) must not show through when the array grows over it.
-    grid[a] = ceil_div(std::max(m.shape[a], new_shape[a]), m.chunk_shape[a]);
+    grid[a] = chunk_grid.axis(a).num_chunks(std::max(m.shape[a], new_shape[a]));
   }
   // Chunk begins are below the larger extent, so begin + chunk cannot wrap when compared
   // as kept - begin.
   auto outside = [&](const std::vector<std::uint64_t>& c) {
     for (std::size_t a = 0; a < ndim; ++a) {
-      if (c[a] * m.chunk_shape[a] >= kept[a]) return true;
+      if (chunk_grid.axis(a).origin(c[a]) >= kept[a]) return true;
     }
     return false;
   };
   auto straddles = [&](const std::vector<std::uint64_t>& c, std::size_t a) {
-    return changes[a] && kept[a] - c[a] * m.chunk_shape[a] < m.chunk_shape[a];
+    return changes[a] && kept[a] - chunk_grid.axis(a).origin(c[a]) < chunk_grid.axis(a).size(c[a]);
   };
   std::vector<std::pair<std::string, std::vector<std::uint64_t>>> chunks;
   for (ListedChunk& listed : list_chunks(store, path, m, grid)) {
@@ -64,7 +68,6 @@ void clear_outside(const std::shared_ptr<Store>& shared_store, const std::string
     if (touched) chunks.emplace_back(std::move(listed.key), std::move(listed.coords));
   }
   const bool write_empty_chunks = current_config().write_empty_chunks;
-  const auto chunk_strides = NDView::c_strides(m.chunk_shape, m.dtype.size());
   // `source` serves the chunk's stored bytes (the fetched ones on a store that batches gets);
   // erasing and storing go to the store either way.
   auto run = [&](Store& source, std::size_t i) {
@@ -76,19 +79,21 @@ void clear_outside(const std::shared_ptr<Store>& shared_store, const std::string
       }
       const auto encoded = source.get(key, BufferPrototype::host());
       if (!encoded) return;  // nothing stored: nothing to clear
-      NDBuffer chunk = decode_chunk(m, encoded->view());
+      NDBuffer chunk = decode_chunk(m, coords, encoded->view());
+      const Shape chunk_shape = chunk_grid.chunk_shape(coords);
+      const auto chunk_strides = NDView::c_strides(chunk_shape, m.dtype.size());
       const std::vector<std::byte> before(chunk.data(), chunk.data() + chunk.nbytes());
       // For each changing axis that crosses `kept`, the slab of the chunk beyond it.
       for (std::size_t a = 0; a < ndim; ++a) {
         if (!straddles(coords, a)) continue;
-        const std::uint64_t first_outside = kept[a] - coords[a] * m.chunk_shape[a];
-        Shape slab = m.chunk_shape;
-        slab[a] = m.chunk_shape[a] - first_outside;
+        const std::uint64_t first_outside = kept[a] - chunk_grid.axis(a).origin(coords[a]);
+        Shape slab = chunk_shape;
+        slab[a] = chunk_shape[a] - first_outside;
         fill_strided(slab, chunk.data() + static_cast<std::int64_t>(first_outside) * chunk_strides[a], chunk_strides,
                      m.fill_value.bytes());
       }
       if (std::memcmp(before.data(), chunk.data(), before.size()) == 0) return;  // already the fill value
-      store_chunk(source, key, m, chunk, write_empty_chunks);
+      store_chunk(source, key, m, coords, chunk, write_empty_chunks);
     } catch (const Error& e) {
       rethrow_with_context(e, fmt::format("chunk '{}'", key));
     }
@@ -103,6 +108,20 @@ void clear_outside(const std::shared_ptr<Store>& shared_store, const std::string
   shared_thread_pool().parallel_for(chunks.size(), [&](std::size_t i) { run(store, i); });
 }
 
+// `m` over `new_shape`: a rectilinear grid grown to cover it.
+std::shared_ptr<ArrayMetadata> resized_metadata(const ArrayMetadata& m, const Shape& new_shape) {
+  auto updated = std::make_shared<ArrayMetadata>(m);
+  updated->shape = new_shape;
+  if (m.rectilinear_grid) {
+    std::vector<AxisGrid> axes;
+    for (std::size_t a = 0; a < m.ndim(); ++a) axes.push_back(m.rectilinear_grid->axis(a).covering(new_shape[a]));
+    updated->rectilinear_grid = ChunkGrid(std::move(axes));
+    updated->chunk_shape = updated->rectilinear_grid->largest_chunk();
+  }
+  metadata_detail::check_array_sizes(new_shape, updated->chunk_shape, m.dtype, MetadataLimits{});
+  return updated;
+}
+
 }  // namespace
 
 void Array::resize(const Shape& new_shape) {
@@ -114,11 +133,9 @@ void Array::resize(const Shape& new_shape) {
       fail_invalid("the new shape has {} axes, the array has {}", new_shape.size(), m.ndim());
     }
     require_fill_of_itemsize(m, display_path(path_));
-    metadata_detail::check_array_sizes(new_shape, m.chunk_shape, m.dtype, MetadataLimits{});
+    auto updated = resized_metadata(m, new_shape);
     if (!store_->capabilities().writable) fail_invalid("the store is read-only");
-    clear_outside(store_, path_, m, new_shape);
-    auto updated = std::make_shared<ArrayMetadata>(m);
-    updated->shape = new_shape;
+    clear_outside(store_, path_, m, updated->chunk_grid(), new_shape);
     Array resized(store_, path_, updated);
     resized.write_metadata();
     metadata_ = std::move(updated);
@@ -148,12 +165,10 @@ Shape Array::append(const NDView& data, std::size_t axis) {
       fail_invalid("the appended extent {} does not fit a signed 64-bit index", new_shape[axis]);
     }
     require_fill_of_itemsize(m, display_path(path_));
-    metadata_detail::check_array_sizes(new_shape, m.chunk_shape, m.dtype, MetadataLimits{});
+    auto updated = resized_metadata(m, new_shape);
     if (!store_->capabilities().writable) fail_invalid("the store is read-only");
     // Nothing outside the old shape may show through the new region: clear it first.
-    clear_outside(store_, path_, m, new_shape);
-    auto updated = std::make_shared<ArrayMetadata>(m);
-    updated->shape = new_shape;
+    clear_outside(store_, path_, m, updated->chunk_grid(), new_shape);
     Array grown(store_, path_, updated);
     Selection region(m.ndim(), Slice::all());
     region[axis] = Slice{static_cast<std::int64_t>(m.shape[axis]), static_cast<std::int64_t>(new_shape[axis]), 1};

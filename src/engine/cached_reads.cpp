@@ -72,7 +72,9 @@ ReadCache::ReadCache(const Array& array) {
 ReadCache::ReadCache(const Array& array, ChunkCache* cache) { use(array, cache); }
 
 void ReadCache::use(const Array& array, ChunkCache* cache) {
-  if (cache == nullptr || !array.cache_state_) return;
+  // A rectilinear grid's chunks differ in shape, which the cached reads (decoded whole with
+  // the array's one prepared chain) do not follow yet: such arrays read around the cache.
+  if (cache == nullptr || !array.cache_state_ || array.metadata().is_rectilinear()) return;
   detail::ArrayCacheState& state = *array.cache_state_;
   std::call_once(state.fingerprinted, [&] { state.fingerprint = decoding_fingerprint(array.metadata()); });
   store_ = array.store()->cache_identity();

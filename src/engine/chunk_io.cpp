@@ -41,24 +41,24 @@ void require_allocatable(const Shape& shape, const DataType& dtype, std::string_
   }
 }
 
-NDBuffer decode_chunk(const ArrayMetadata& m, ByteView encoded) {
-  const PreparedChain& chain = m.prepared_chain();
+NDBuffer decode_chunk(const ArrayMetadata& m, std::span<const std::uint64_t> coords, ByteView encoded) {
+  const PreparedChain& chain = m.prepared_chain(coords);
   NDBuffer chunk = chain.decode(encoded, BufferPrototype::host());
   const std::uint64_t chunk_bytes = chain.chunk_bytes();
-  if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
+  if (chunk.nbytes() != chunk_bytes || chunk.shape() != chain.spec().shape) {
     fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
-                   chunk.nbytes(), fmt::join(chunk.shape(), ", "), chunk_bytes, fmt::join(m.chunk_shape, ", "));
+                   chunk.nbytes(), fmt::join(chunk.shape(), ", "), chunk_bytes, fmt::join(chain.spec().shape, ", "));
   }
   return chunk;
 }
 
-void store_chunk(Store& store, const std::string& key, const ArrayMetadata& m, const NDBuffer& chunk,
-                 bool write_empty_chunks) {
+void store_chunk(Store& store, const std::string& key, const ArrayMetadata& m, std::span<const std::uint64_t> coords,
+                 const NDBuffer& chunk, bool write_empty_chunks) {
   if (!write_empty_chunks && all_equal_fill(chunk.buffer().view(), m.dtype, m.fill_value)) {
     store.erase(key);
     return;
   }
-  const Buffer encoded = m.prepared_chain().encode(chunk);
+  const Buffer encoded = m.prepared_chain(coords).encode(chunk);
   store.set(key, encoded.view());
 }
 

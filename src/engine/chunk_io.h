@@ -24,12 +24,13 @@ void require_fill_of_itemsize(const ArrayMetadata& m, std::string_view array);
 // ResourceExhaustedError when an array of `shape` and `dtype` could not be allocated.
 void require_allocatable(const Shape& shape, const DataType& dtype, std::string_view what);
 
-// Decodes one chunk; DataLossError unless it has exactly the chunk's shape and size.
-NDBuffer decode_chunk(const ArrayMetadata& m, ByteView encoded);
+// Decodes the chunk at grid index `chunk`; DataLossError unless it has exactly the chunk's
+// shape and size.
+NDBuffer decode_chunk(const ArrayMetadata& m, std::span<const std::uint64_t> chunk, ByteView encoded);
 // Encodes and stores `chunk` under `key`, or erases the key when the chunk holds only the
 // fill value and `write_empty_chunks` is false (zarr-python's behaviour).
-void store_chunk(Store& store, const std::string& key, const ArrayMetadata& m, const NDBuffer& chunk,
-                 bool write_empty_chunks);
+void store_chunk(Store& store, const std::string& key, const ArrayMetadata& m, std::span<const std::uint64_t> coords,
+                 const NDBuffer& chunk, bool write_empty_chunks);
 
 // The chunk coordinates of `relative_key` (a key below the array's path), when it is a
 // canonically spelled chunk key of `m` inside `grid`; nullopt for any other key.

@@ -36,16 +36,16 @@ void fill_task(const ChunkReadRequest& r, const ChunkTask& task) {
 
 [[noreturn]] void fail_raw_size(const ChunkReadRequest& r, std::uint64_t stored) {
   fail_data_loss("bytes codec: chunk of {} elements of {} must be {} bytes, got {}",
-                 checked_num_elements(r.metadata.chunk_shape), r.metadata.dtype.name(), r.chunk_bytes, stored);
+                 checked_num_elements(r.spec.shape), r.metadata.dtype.name(), r.chunk_bytes, stored);
 }
 
 // The decoded chunk (any codecs): fetch, decode, copy the selected elements.
 void decode_and_copy(const ChunkReadRequest& r, ByteView encoded, const ChunkTask& task) {
   const NDBuffer chunk = r.chain.decode(encoded, BufferPrototype::host());
-  if (chunk.nbytes() != r.chunk_bytes || chunk.shape() != r.metadata.chunk_shape) {
+  if (chunk.nbytes() != r.chunk_bytes || chunk.shape() != r.spec.shape) {
     fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
                    chunk.nbytes(), fmt::join(chunk.shape(), ", "), r.chunk_bytes,
-                   fmt::join(r.metadata.chunk_shape, ", "));
+                   fmt::join(r.spec.shape, ", "));
   }
   fault_task_span(r, task);
   copy_chunk_to_region(task, chunk.data(), r.chunk_strides, r.region.data, r.region.byte_strides,
@@ -128,7 +128,7 @@ bool read_raw_rows(const ChunkReadRequest& r, const std::string& key, const Chun
   const std::size_t ndim = task.axes.size();
   const std::size_t itemsize = r.metadata.dtype.size();
   if (ndim < 2 || r.region.byte_strides[ndim - 1] != static_cast<std::int64_t>(itemsize)) return false;
-  const std::uint64_t row_bytes = r.metadata.chunk_shape[ndim - 1] * itemsize;
+  const std::uint64_t row_bytes = r.spec.shape[ndim - 1] * itemsize;
   if (row_bytes < kMinDirectRowBytes) return false;
   const std::uint64_t rows = r.chunk_bytes / row_bytes;
   std::byte* const base = r.region.data + task_region_offset(task, r.region.byte_strides);
@@ -150,7 +150,7 @@ bool read_raw_rows(const ChunkReadRequest& r, const std::string& key, const Chun
       dests.emplace_back(dest, to_size(row_bytes));
     }
     for (std::size_t a = ndim - 1; a-- > 0;) {
-      if (++index[a] < r.metadata.chunk_shape[a]) break;
+      if (++index[a] < r.spec.shape[a]) break;
       index[a] = 0;
     }
   }
@@ -201,7 +201,7 @@ bool decode_in_pieces(const ChunkReadRequest& r, std::shared_ptr<ByteSource> enc
   std::size_t axis = 0;
   while (static_cast<std::uint64_t>(r.chunk_strides[axis]) > want) ++axis;  // the last axis's step is one element
   const auto step = static_cast<std::uint64_t>(r.chunk_strides[axis]);
-  const std::uint64_t extent = r.metadata.chunk_shape[axis];
+  const std::uint64_t extent = r.spec.shape[axis];
   const std::uint64_t per_piece = std::clamp<std::uint64_t>((want + step / 2) / step, 1, extent);
   Buffer piece = Buffer::allocate(to_size(per_piece * step));
 
@@ -257,7 +257,7 @@ bool decode_in_pieces(const ChunkReadRequest& r, std::shared_ptr<ByteSource> enc
     }
     std::size_t a = axis;
     while (a-- > 0) {
-      if (++outer[a] < r.metadata.chunk_shape[a]) break;
+      if (++outer[a] < r.spec.shape[a]) break;
       outer[a] = 0;
     }
     if (a == static_cast<std::size_t>(-1)) break;
@@ -268,10 +268,14 @@ bool decode_in_pieces(const ChunkReadRequest& r, std::shared_ptr<ByteSource> enc
 }  // namespace
 
 ChunkReadRequest::ChunkReadRequest(Store& store_in, const ArrayMetadata& m, const NDView& region_in)
+    : ChunkReadRequest(store_in, m, region_in, m.prepared_chain()) {}
+
+ChunkReadRequest::ChunkReadRequest(Store& store_in, const ArrayMetadata& m, const NDView& region_in,
+                                   const PreparedChain& chain_in)
     : store(store_in),
       metadata(m),
       region(region_in),
-      chain(m.prepared_chain()),
+      chain(chain_in),
       spec(chain.spec()),
       chunk_strides(chain.strides()),
       chunk_bytes(chain.chunk_bytes()),

@@ -34,6 +34,8 @@ namespace zarrkit {
 // prepared chain's (ArrayMetadata::prepared_chain), worked out once per array.
 struct ChunkReadRequest {
   ChunkReadRequest(Store& store, const ArrayMetadata& metadata, const NDView& region);
+  // For chunks of another shape than the metadata's chunk_spec() (a rectilinear grid's).
+  ChunkReadRequest(Store& store, const ArrayMetadata& metadata, const NDView& region, const PreparedChain& chain);
 
   Store& store;
   const ArrayMetadata& metadata;

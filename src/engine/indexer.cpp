@@ -134,9 +134,9 @@ NormalizedSelection normalize_selection(const Selection& selection, const Shape&
   return out;
 }
 
-AxisSplit::AxisSplit(const AxisSelection& axis, std::uint64_t extent, std::uint64_t chunk_size)
-    : extent_(extent), chunk_size_(chunk_size) {
-  if (chunk_size == 0) fail_invalid("chunk size must be positive");
+AxisSplit::AxisSplit(const AxisSelection& axis, std::uint64_t extent, AxisGrid grid)
+    : extent_(extent), grid_(std::move(grid)) {
+  if (grid_.covered() < extent) fail_invalid("the chunks of an axis cover {} positions of its {}", grid_.covered(), extent);
   if (axis.is_list) {
     is_list_ = true;
     split_list(axis.indices);
@@ -150,11 +150,25 @@ AxisSplit::AxisSplit(const AxisSelection& axis, std::uint64_t extent, std::uint6
   reversed_ = axis.step < 0 && axis.count > 1;
   start_ = reversed_ ? axis.start - (axis.count - 1) * step_ : axis.start;
   const std::uint64_t last_index = start_ + (count_ - 1) * step_;
-  first_chunk_ = start_ / chunk_size;
-  // A step of at least the chunk size puts each index in a chunk of its own; a smaller one
-  // cannot jump over a chunk, so every chunk from the first to the last is touched.
-  one_index_per_chunk_ = step_ >= chunk_size;
-  num_parts_ = one_index_per_chunk_ ? count_ : last_index / chunk_size - first_chunk_ + 1;
+  first_chunk_ = grid_.chunk_of(start_);
+  // A step of at least the largest chunk puts each index in a chunk of its own; one no
+  // larger than the smallest chunk cannot jump over a chunk, so every chunk from the first to
+  // the last is touched. (On a regular grid one of the two holds.)
+  if (count_ == 1 || step_ >= grid_.largest()) {
+    one_index_per_chunk_ = true;
+    num_parts_ = count_;
+  } else if (step_ <= grid_.smallest()) {
+    num_parts_ = grid_.chunk_of(last_index) - first_chunk_ + 1;
+  } else {
+    // Between the two: walk the chunks the progression lands in, one lookup per chunk.
+    for (std::uint64_t k = 0; k < count_;) {
+      const std::uint64_t chunk = grid_.chunk_of(start_ + k * step_);
+      touched_chunks_.push_back(chunk);
+      const std::uint64_t end = grid_.origin(chunk) + grid_.size(chunk);
+      k = (end - start_ - 1) / step_ + 1;  // the first position at or past the chunk's end
+    }
+    num_parts_ = touched_chunks_.size();
+  }
 }
 
 void AxisSplit::split_list(const std::vector<std::uint64_t>& indices) {
@@ -168,14 +182,15 @@ void AxisSplit::split_list(const std::vector<std::uint64_t>& indices) {
   }
   std::size_t k = 0;
   while (k < order.size()) {
-    const std::uint64_t chunk = indices[order[k]] / chunk_size_;
-    const std::uint64_t chunk_begin = chunk * chunk_size_;
-    const std::uint64_t in_bounds = std::min(chunk_size_, extent_ - chunk_begin);
+    const std::uint64_t chunk = grid_.chunk_of(indices[order[k]]);
+    const std::uint64_t chunk_begin = grid_.origin(chunk);
+    const std::uint64_t chunk_size = grid_.size(chunk);
+    const std::uint64_t in_bounds = std::min(chunk_size, extent_ - chunk_begin);
     ListPart part{chunk, runs_.size(), 0, false};
     std::uint64_t distinct = 0;
     std::uint64_t previous_index = 0;
     std::uint64_t previous_out = 0;
-    for (; k < order.size() && indices[order[k]] / chunk_size_ == chunk; ++k) {
+    for (; k < order.size() && indices[order[k]] - chunk_begin < chunk_size; ++k) {
       const std::uint64_t index = indices[order[k]] - chunk_begin;
       const std::uint64_t out = order[k];
       const bool repeat = part.num_runs > 0 && index == previous_index;
@@ -209,18 +224,22 @@ AxisChunkPart AxisSplit::part(std::uint64_t k) const {
   AxisChunkPart out;
   out.chunk_index = lp.chunk_index;
   out.covers_chunk = lp.covers_chunk;
-  const std::uint64_t chunk_begin = lp.chunk_index * chunk_size_;
-  out.full_extent = extent_ - chunk_begin >= chunk_size_;
+  const std::uint64_t chunk_begin = grid_.origin(lp.chunk_index);
+  out.chunk_origin = chunk_begin;
+  out.full_extent = extent_ - chunk_begin >= grid_.size(lp.chunk_index);
   out.stored_runs_ = runs_.data() + lp.first_run;
   out.num_stored_runs_ = lp.num_runs;
   return out;
 }
 
 AxisChunkPart AxisSplit::strided_part(std::uint64_t k) const {
-  const std::uint64_t chunk =
-      one_index_per_chunk_ ? (start_ + k * step_) / chunk_size_ : first_chunk_ + k;
-  const std::uint64_t chunk_begin = chunk * chunk_size_;
-  const std::uint64_t chunk_end = chunk_begin + std::min(chunk_size_, extent_ - chunk_begin);
+  std::uint64_t chunk;
+  if (one_index_per_chunk_) chunk = grid_.chunk_of(start_ + k * step_);
+  else if (!touched_chunks_.empty()) chunk = touched_chunks_[static_cast<std::size_t>(k)];
+  else chunk = first_chunk_ + k;
+  const std::uint64_t chunk_begin = grid_.origin(chunk);
+  const std::uint64_t chunk_size = grid_.size(chunk);
+  const std::uint64_t chunk_end = chunk_begin + std::min(chunk_size, extent_ - chunk_begin);
   // Positions in the increasing progression of the first and last index in the chunk.
   const std::uint64_t first = chunk_begin <= start_ ? 0 : (chunk_begin - start_ - 1) / step_ + 1;
   const std::uint64_t last = std::min(count_ - 1, (chunk_end - 1 - start_) / step_);
@@ -228,6 +247,7 @@ AxisChunkPart AxisSplit::strided_part(std::uint64_t k) const {
 
   AxisChunkPart out;
   out.chunk_index = chunk;
+  out.chunk_origin = chunk_begin;
   AxisRun& run = out.single_run_;
   run.chunk_start = start_ + first * step_ - chunk_begin;
   // A lone index keeps step 1: a huge slice step (up to 2^63-1) would overflow the byte
@@ -237,7 +257,7 @@ AxisChunkPart AxisSplit::strided_part(std::uint64_t k) const {
   // A reversed axis puts the progression's position p at output position count - 1 - p.
   run.out_start = reversed_ ? count_ - 1 - first : first;
   run.out_step = reversed_ && n > 1 ? -1 : 1;
-  out.full_extent = chunk_end - chunk_begin == chunk_size_;
+  out.full_extent = chunk_end - chunk_begin == chunk_size;
   // n == the chunk's in-bounds length from index 0 implies step 1 (or a single index).
   out.covers_chunk = run.chunk_start == 0 && n == chunk_end - chunk_begin;
   return out;
@@ -245,7 +265,8 @@ AxisChunkPart AxisSplit::strided_part(std::uint64_t k) const {
 
 std::vector<AxisPartCopy> split_axis(const AxisSelection& axis, std::uint64_t extent,
                                      std::uint64_t chunk_size) {
-  const AxisSplit split(axis, extent, chunk_size);
+  if (chunk_size == 0) fail_invalid("chunk size must be positive");
+  const AxisSplit split(axis, extent, AxisGrid::regular(chunk_size));
   std::vector<AxisPartCopy> parts;
   for (std::uint64_t k = 0; k < split.num_parts(); ++k) {
     const AxisChunkPart p = split.part(k);
@@ -254,16 +275,28 @@ std::vector<AxisPartCopy> split_axis(const AxisSelection& axis, std::uint64_t ex
   return parts;
 }
 
-ChunkPlan::ChunkPlan(const Shape& shape, const Shape& chunk_shape, const Selection& selection)
-    : selection_(normalize_selection(selection, shape)) {
+namespace {
+ChunkGrid checked_regular_grid(const Shape& shape, const Shape& chunk_shape) {
   if (chunk_shape.size() != shape.size()) {
     fail_invalid("chunk shape [{}] does not match array shape [{}]", fmt::join(chunk_shape, ", "),
                  fmt::join(shape, ", "));
   }
-  splits_.reserve(shape.size());
   for (std::size_t axis = 0; axis < shape.size(); ++axis) {
     if (chunk_shape[axis] == 0) fail_invalid("chunk shape has a zero on axis {}", axis);
-    splits_.emplace_back(selection_.axes[axis], shape[axis], chunk_shape[axis]);
+  }
+  return ChunkGrid::regular(chunk_shape);
+}
+}  // namespace
+
+ChunkPlan::ChunkPlan(const Shape& shape, const Shape& chunk_shape, const Selection& selection)
+    : ChunkPlan(shape, checked_regular_grid(shape, chunk_shape), selection) {}
+
+ChunkPlan::ChunkPlan(const Shape& shape, const ChunkGrid& grid, const Selection& selection)
+    : selection_(normalize_selection(selection, shape)) {
+  grid.check_covers(shape);
+  splits_.reserve(shape.size());
+  for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+    splits_.emplace_back(selection_.axes[axis], shape[axis], grid.axis(axis));
   }
   const bool selects_nothing =
       std::any_of(splits_.begin(), splits_.end(), [](const AxisSplit& s) { return s.num_parts() == 0; });

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/chunk_task.h"
+#include "zarrkit/chunk_grid.h"
 #include "zarrkit/ndbuffer.h"
 #include "zarrkit/selection.h"
 
@@ -61,7 +62,8 @@ NormalizedSelection normalize_selection(const Selection& selection, const Shape&
 // The chunks one axis's selection touches, in increasing order.
 class AxisSplit {
  public:
-  AxisSplit(const AxisSelection& axis, std::uint64_t extent, std::uint64_t chunk_size);
+  // `grid` must cover `extent` (InvalidArgumentError).
+  AxisSplit(const AxisSelection& axis, std::uint64_t extent, AxisGrid grid);
   std::uint64_t num_parts() const { return num_parts_; }
   AxisChunkPart part(std::uint64_t k) const;  // 0 <= k < num_parts()
 
@@ -76,7 +78,7 @@ class AxisSplit {
   AxisChunkPart strided_part(std::uint64_t k) const;
 
   std::uint64_t extent_;
-  std::uint64_t chunk_size_;
+  AxisGrid grid_;
   std::uint64_t num_parts_ = 0;
   // Strided axes, as the increasing progression start, start + step, ... and whether the
   // output walks it backwards.
@@ -86,6 +88,8 @@ class AxisSplit {
   bool reversed_ = false;
   std::uint64_t first_chunk_ = 0;
   bool one_index_per_chunk_ = false;  // step >= chunk size: every index in its own chunk
+  // A rectilinear axis whose step skips some chunks and not others: the chunks touched.
+  std::vector<std::uint64_t> touched_chunks_;
   // List axes.
   bool is_list_ = false;
   std::vector<AxisRun> runs_;
@@ -96,6 +100,8 @@ class ChunkPlan {
  public:
   // `chunk_shape` must have the array's rank and positive entries (InvalidArgumentError).
   ChunkPlan(const Shape& shape, const Shape& chunk_shape, const Selection& selection);
+  // Over any chunk grid; `grid` must have the array's rank and cover its shape.
+  ChunkPlan(const Shape& shape, const ChunkGrid& grid, const Selection& selection);
   // The plan keeps pointers into its own per-axis storage: it stays where it was built.
   ChunkPlan(const ChunkPlan&) = delete;
   ChunkPlan& operator=(const ChunkPlan&) = delete;

@@ -145,14 +145,14 @@ TEST(Indexer, MatchesNaiveReferenceOnRandomCases) {
 }
 
 TEST(Indexer, ZeroDimensionalArrayHasOneTask) {
-  const ChunkPlan plan({}, {}, {});
+  const ChunkPlan plan(Shape{}, Shape{}, {});
   ASSERT_EQ(plan.num_tasks(), 1u);
   const auto t = plan.task(0);
   EXPECT_TRUE(t.chunk_coords.empty());
   EXPECT_TRUE(t.covers_whole_chunk);
   EXPECT_TRUE(t.is_entire_chunk);
   EXPECT_TRUE(plan.output_shape().empty());
-  EXPECT_EQ(ChunkPlan({}, {}, {Ellipsis{}}).num_tasks(), 1u);
+  EXPECT_EQ(ChunkPlan(Shape{}, Shape{}, {Ellipsis{}}).num_tasks(), 1u);
 }
 
 TEST(Indexer, IntegerDropsAxis) {

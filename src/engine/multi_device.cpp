@@ -32,7 +32,7 @@ AxisSelector entry(const AxisSelection& s) {
 // The output positions (after 0) where a strided axis enters another chunk: the first
 // output position of every chunk the engine's axis split finds, in output order.
 std::vector<std::uint64_t> chunk_starts(const AxisSelection& s, std::uint64_t extent, std::uint64_t chunk) {
-  const AxisSplit split(s, extent, chunk);
+  const AxisSplit split(s, extent, AxisGrid::regular(chunk));
   std::vector<std::uint64_t> starts;
   for (std::uint64_t k = 0; k < split.num_parts(); ++k) {
     const AxisChunkPart part = split.part(k);  // runs() points into it
@@ -104,6 +104,10 @@ std::vector<Selection> split_selection(const ArrayMetadata& m, const Selection& 
 }
 
 void read_into_devices(const Array& array, std::span<const DevicePart> parts) {
+  if (array.metadata().is_rectilinear()) {
+    fail_unsupported("array '{}': reads into several devices are not supported for a rectilinear chunk grid",
+                     array.path());
+  }
   std::vector<std::size_t> all(parts.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   // One budget of batches in flight for the whole read, shared by its parts: the host's
@@ -118,6 +122,10 @@ void read_into_devices(const Array& array, std::span<const DevicePart> parts) {
 }
 
 void write_from_devices(Array& array, std::span<const DevicePart> parts) {
+  if (array.metadata().is_rectilinear()) {
+    fail_unsupported("array '{}': writes from several devices are not supported for a rectilinear chunk grid",
+                     array.path());
+  }
   // Parts in waves: a part joins the first wave none of whose parts touches one of its
   // stored chunks (a shared chunk written by two parts at once would lose one's values).
   const ArrayMetadata& m = array.metadata();

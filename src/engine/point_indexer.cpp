@@ -149,33 +149,45 @@ NormalizedPoints normalize_mask(const MaskSelection& mask, const Shape& shape) {
   return out;
 }
 
-PointPlan::PointPlan(NormalizedPoints points, const Shape& shape, const Shape& chunk_shape)
-    : points_(std::move(points)), chunk_shape_(chunk_shape) {
-  const std::size_t ndim = shape.size();
-  if (chunk_shape.size() != ndim) {
+namespace {
+ChunkGrid checked_regular_grid(const Shape& shape, const Shape& chunk_shape) {
+  if (chunk_shape.size() != shape.size()) {
     fail_invalid("chunk shape [{}] does not match array shape [{}]", fmt::join(chunk_shape, ", "),
                  fmt::join(shape, ", "));
   }
-  for (std::size_t a = 0; a < ndim; ++a) {
+  for (std::size_t a = 0; a < shape.size(); ++a) {
     if (chunk_shape[a] == 0) fail_invalid("chunk shape has a zero on axis {}", a);
   }
-  chunk_strides_.assign(ndim, 1);
-  for (std::size_t a = ndim; a-- > 1;) chunk_strides_[a - 1] = chunk_strides_[a] * chunk_shape[a];
+  return ChunkGrid::regular(chunk_shape);
+}
+}  // namespace
+
+PointPlan::PointPlan(NormalizedPoints points, const Shape& shape, const Shape& chunk_shape)
+    : PointPlan(std::move(points), shape, checked_regular_grid(shape, chunk_shape)) {}
+
+PointPlan::PointPlan(NormalizedPoints points, const Shape& shape, const ChunkGrid& grid)
+    : points_(std::move(points)), grid_(grid) {
+  const std::size_t ndim = shape.size();
+  grid_.check_covers(shape);
+  if (grid_.is_regular()) {
+    chunk_strides_.assign(ndim, 1);
+    for (std::size_t a = ndim; a-- > 1;) chunk_strides_[a - 1] = chunk_strides_[a] * grid_.axis(a).regular_size();
+  }
   const auto n = to_size(points_.num_points, "number of points");
   if (n == 0) return;
 
-  auto chunk_of = [&](std::size_t a, std::uint64_t p) { return points_.coords[a][p] / chunk_shape[a]; };
   // Group by chunk: sort by the chunk's C-order number when the grid's size fits 64 bits,
   // else one stable sort per axis, last axis first. Either way points of one chunk keep
   // their increasing order, which is what makes a repeated point's last value win.
+  const Shape chunks_per_axis = grid_.grid_shape(shape);
   std::optional<std::uint64_t> grid_size = 1;
-  for (std::size_t a = 0; a < ndim && grid_size; ++a) grid_size = try_mul(*grid_size, ceil_div(shape[a], chunk_shape[a]));
+  for (std::size_t a = 0; a < ndim && grid_size; ++a) grid_size = try_mul(*grid_size, chunks_per_axis[a]);
   order_.resize(n);
   if (grid_size) {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> keyed(n);
     for (std::size_t p = 0; p < n; ++p) {
       std::uint64_t id = 0;
-      for (std::size_t a = 0; a < ndim; ++a) id = id * ceil_div(shape[a], chunk_shape[a]) + chunk_of(a, p);
+      for (std::size_t a = 0; a < ndim; ++a) id = id * chunks_per_axis[a] + chunk_of(a, p);
       keyed[p] = {id, p};
     }
     if (!std::is_sorted(keyed.begin(), keyed.end())) std::sort(keyed.begin(), keyed.end());
@@ -204,16 +216,26 @@ void PointPlan::task(std::uint64_t index, PointTask& out) const {
   const std::size_t begin = group_starts_[static_cast<std::size_t>(index)];
   const std::size_t end = group_starts_[static_cast<std::size_t>(index) + 1];
   out.points = std::span<const std::uint64_t>(order_.data() + begin, end - begin);
-  out.chunk_coords.resize(chunk_shape_.size());
-  for (std::size_t a = 0; a < chunk_shape_.size(); ++a) {
-    out.chunk_coords[a] = points_.coords[a][static_cast<std::size_t>(out.points[0])] / chunk_shape_[a];
-  }
+  out.chunk_coords.resize(grid_.ndim());
+  for (std::size_t a = 0; a < grid_.ndim(); ++a) out.chunk_coords[a] = chunk_of(a, out.points[0]);
 }
 
 std::uint64_t PointPlan::offset_in_chunk(std::uint64_t p) const {
   std::uint64_t offset = 0;
-  for (std::size_t a = 0; a < chunk_shape_.size(); ++a) {
-    offset += points_.coords[a][static_cast<std::size_t>(p)] % chunk_shape_[a] * chunk_strides_[a];
+  if (!chunk_strides_.empty() || grid_.ndim() == 0) {
+    for (std::size_t a = 0; a < grid_.ndim(); ++a) {
+      offset += points_.coords[a][static_cast<std::size_t>(p)] % grid_.axis(a).regular_size() * chunk_strides_[a];
+    }
+    return offset;
+  }
+  // A rectilinear grid: the strides are those of the point's own chunk.
+  std::uint64_t stride = 1;
+  for (std::size_t a = grid_.ndim(); a-- > 0;) {
+    const AxisGrid& axis = grid_.axis(a);
+    const std::uint64_t coord = points_.coords[a][static_cast<std::size_t>(p)];
+    const std::uint64_t chunk = axis.chunk_of(coord);
+    offset += (coord - axis.origin(chunk)) * stride;
+    stride *= axis.size(chunk);
   }
   return offset;
 }

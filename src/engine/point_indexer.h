@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "zarrkit/chunk_grid.h"
 #include "zarrkit/ndbuffer.h"
 #include "zarrkit/selection.h"
 
@@ -43,6 +44,8 @@ class PointPlan {
  public:
   // `chunk_shape` must have the array's rank and positive entries (InvalidArgumentError).
   PointPlan(NormalizedPoints points, const Shape& shape, const Shape& chunk_shape);
+  // Over any chunk grid; `grid` must have the array's rank and cover `shape`.
+  PointPlan(NormalizedPoints points, const Shape& shape, const ChunkGrid& grid);
   PointPlan(const PointPlan&) = delete;
   PointPlan& operator=(const PointPlan&) = delete;
 
@@ -54,9 +57,13 @@ class PointPlan {
   std::uint64_t offset_in_chunk(std::uint64_t p) const;
 
  private:
+  std::uint64_t chunk_of(std::size_t axis, std::uint64_t p) const {
+    return grid_.axis(axis).chunk_of(points_.coords[axis][static_cast<std::size_t>(p)]);
+  }
+
   NormalizedPoints points_;
-  Shape chunk_shape_;
-  std::vector<std::uint64_t> chunk_strides_;  // elements, C order
+  ChunkGrid grid_;
+  std::vector<std::uint64_t> chunk_strides_;  // elements, C order (regular grids)
   std::vector<std::uint64_t> order_;         // point numbers grouped by chunk, increasing within
   std::vector<std::size_t> group_starts_;    // task i is order_[group_starts_[i], group_starts_[i+1])
 };

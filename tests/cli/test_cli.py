@@ -382,3 +382,64 @@ def test_threads_option_on_every_command_sizes_the_pool(tmp_path):
         np.testing.assert_array_equal(np.load(tmp_path / f"out{n}.npy"), data)
     assert "Could not convert" in error_line(zk("export", tmp_path / "big.zarr", tmp_path / "x.npy", "--threads",
                                                  "many", expect=2))
+
+
+def test_rectilinear_chunks_import_info_and_cp(tmp_path):
+    """--chunks with sizes that vary per axis makes a v3 rectilinear grid (runs as zarr-python
+    3.4 writes them); info shows it, cp keeps it or re-chunks it, and the values survive."""
+    a = np.arange(30 * 7, dtype="<i4").reshape(30, 7)
+    np.save(tmp_path / "in.npy", a)
+    zk("import", tmp_path / "in.npy", tmp_path / "r.zarr", "--chunks", "10x2+5x2,4")
+    grid = json.loads((tmp_path / "r.zarr" / "zarr.json").read_text())["chunk_grid"]
+    assert grid == {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[[10, 2], [5, 2]], 4]}}
+    assert sorted(p.name for p in (tmp_path / "r.zarr" / "c").iterdir()) == ["0", "1", "2", "3"]
+    out = zk("info", tmp_path / "r.zarr").stdout
+    assert "rectilinear ([10 x2, 5 x2], 4), largest (10, 4)" in out, out
+    assert "(4, 2) = 8 chunks" in out, out
+    zk("export", tmp_path / "r.zarr", tmp_path / "o.npy", "--select", "3:29:4,::-2")
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), a[3:29:4, ::-2])
+    # cp keeps the grid; --chunks re-chunks to a regular grid or another rectilinear one.
+    zk("cp", tmp_path / "r.zarr", tmp_path / "kept.zarr")
+    assert json.loads((tmp_path / "kept.zarr" / "zarr.json").read_text())["chunk_grid"] == grid
+    zk("cp", tmp_path / "r.zarr", tmp_path / "regular.zarr", "--chunks", "8,7")
+    assert json.loads((tmp_path / "regular.zarr" / "zarr.json").read_text())["chunk_grid"] == {
+        "name": "regular", "configuration": {"chunk_shape": [8, 7]}}
+    zk("cp", tmp_path / "regular.zarr", tmp_path / "again.zarr", "--chunks", "1+29,3+3+1")
+    assert json.loads((tmp_path / "again.zarr" / "zarr.json").read_text())["chunk_grid"]["configuration"][
+        "chunk_shapes"] == [[1, 29], [[3, 2], 1]]
+    # Shards of varying sizes around regular inner chunks.
+    zk("cp", tmp_path / "r.zarr", tmp_path / "sharded.zarr", "--chunks", "5,7", "--shards", "20+10,7")
+    meta = json.loads((tmp_path / "sharded.zarr" / "zarr.json").read_text())
+    assert meta["chunk_grid"]["configuration"]["chunk_shapes"] == [[20, 10], 7]
+    assert meta["codecs"][0]["name"] == "sharding_indexed"
+    for store in ["kept.zarr", "regular.zarr", "again.zarr", "sharded.zarr"]:
+        zk("export", tmp_path / store, tmp_path / "o.npy")
+        np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), a)
+
+
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (["--chunks", "10x2+5,4"], "sum to 25, less than the array's extent 30"),
+        (["--chunks", "10x0+30,4"], "'0' is not a positive integer"),
+        (["--chunks", "10+abc,4"], "'abc' is not a positive integer"),
+        (["--chunks", "10x3"], "1 axes for an array of 2 dimensions"),
+        (["--chunks", "10x3,7", "--zarr-format", "2"], "need zarr v3"),
+        (["--chunks", "10x3,7", "--shards", "30,7"], "give varying sizes to --shards"),
+        (["--chunks", "4,7", "--shards", "20+10,7"], "not a multiple of the chunk shape"),
+    ],
+)
+def test_rectilinear_chunks_option_errors(tmp_path, args, fragment):
+    np.save(tmp_path / "in.npy", np.zeros((30, 7), dtype="<i4"))
+    proc = zk("import", tmp_path / "in.npy", tmp_path / "r.zarr", *args, expect=2)
+    assert fragment in error_line(proc)
+
+
+def test_cp_of_a_rectilinear_grid_to_v2_needs_chunks(tmp_path):
+    np.save(tmp_path / "in.npy", np.arange(30, dtype="<i4"))
+    zk("import", tmp_path / "in.npy", tmp_path / "r.zarr", "--chunks", "10+20")
+    proc = zk("cp", tmp_path / "r.zarr", tmp_path / "v2.zarr", "--zarr-format", "2", expect=1)
+    assert "rectilinear chunk grids are a Zarr v3 feature" in error_line(proc)
+    zk("cp", tmp_path / "r.zarr", tmp_path / "v2.zarr", "--zarr-format", "2", "--chunks", "10")
+    zk("export", tmp_path / "v2.zarr", tmp_path / "o.npy")
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), np.arange(30))

@@ -5,9 +5,10 @@ The test venv pins zarr-python 3.1 on Python 3.11, so zarr-python 3.4 runs in it
 (zarr34_driver.py). Where that venv is missing these tests skip and say how to get it.
 
 zarr-python 3.4 writes every case (v3 and v2, every core type, the codecs, sharding,
-strings, struct, a consolidated hierarchy) once, and reads back what it wrote: zarrkit must
-export the same values. Then `zarrkit cp` re-encodes each case with the same codecs, and
-zarr-python 3.4 must read zarrkit's copies as the same values.
+strings, struct, rectilinear chunk grids, a consolidated hierarchy) once, and reads back what
+it wrote: zarrkit must export the same values. Then `zarrkit cp` re-encodes each case with the
+same codecs (and grids), and zarr-python 3.4 must read zarrkit's copies as the same values;
+`zarrkit cp --chunks` with sizes that vary makes rectilinear grids zarr-python 3.4 reads.
 """
 
 import json
@@ -63,6 +64,11 @@ def copied(zarr34_python, written, zarrkit_bin, tmp_path_factory):
                                 text=True, timeout=120, stdin=subprocess.DEVNULL)
         if result.returncode != 0:
             failures[case] = result.stderr.strip()
+    for case, source, chunks in RECHUNKED:
+        result = subprocess.run([zarrkit_bin, "cp", str(root / source), str(copies / case), "--chunks", chunks],
+                                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        if result.returncode != 0:
+            failures[case] = result.stderr.strip()
     readback = tmp_path_factory.mktemp("zarr34-readback")
     read = run_driver(zarr34_python, "read", copies, readback) if any(copies.iterdir()) else {}
     return readback, read, failures, copies
@@ -82,11 +88,20 @@ CASES = [
     "v3-float64-big-endian", "v3-int16-gzip", "v3-int32-zstd-crc32c", "v3-float32-blosc-lz4",
     "v3-uint16-blosc-zstd-bitshuffle", "v3-int64-numcodecs.zlib", "v3-float32-none", "v3-int32-transpose",
     "v3-float32-sharded", "v3-int16-sharded-index-start", "v3-datetime64", "v3-timedelta64", "v3-fixed-U5",
-    "v3-fixed-S7", "v3-string", "v3-struct", "v3-struct-sharded", "v3-group-consolidated",
+    "v3-fixed-S7", "v3-string", "v3-struct", "v3-struct-sharded", "v3-int32-rectilinear",
+    "v3-float64-rectilinear-runs", "v3-uint16-rectilinear-sharded", "v3-group-consolidated",
     *(f"v2-{t}" for t in ["bool", "int8", "int32", "uint64", "float16", "float64", "complex128"]),
     "v2-big-endian-i4", "v2-U5", "v2-S7", "v2-datetime64", "v2-structured", "v2-string", "v2-blosc", "v2-zlib",
     "v2-no-compressor", "v2-order-F", "v2-delta-filter", "v2-nested-keys", "v2-fill-none",
     *VALUE_CODEC_CASES,
+]
+
+
+# zarrkit cp --chunks onto rectilinear grids: (copy, source case, --chunks).
+RECHUNKED = [
+    ("rechunked-int32-rectilinear", "v3-int32", "1x2+5,3+2"),
+    ("rechunked-float64-regular", "v3-float64-rectilinear-runs", "4,5"),
+    ("rechunked-int16-onto-runs", "v3-int16-gzip", "2x3+1,5"),
 ]
 
 
@@ -112,13 +127,39 @@ def test_zarrkit_writes_zarr_python_34_reads(written, copied, case):
     assert_same_array(np.load(readback / f"{case}.npy", allow_pickle=False), expected, case)
 
 
+@pytest.mark.parametrize("case,source,chunks", RECHUNKED)
+def test_zarrkit_cp_chunks_makes_grids_zarr_python_34_reads(written, copied, case, source, chunks):
+    root, _ = written
+    readback, read, failures, copies = copied
+    assert case not in failures, f"zarrkit cp --chunks {chunks} failed: {failures.get(case)}"
+    assert case in read, f"zarr-python 3.4 did not read {case}"
+    expected = np.load(root / f"{source}.npy", allow_pickle=False)
+    assert_same_array(np.load(readback / f"{case}.npy", allow_pickle=False), expected, case)
+    grid = read_json(copies / case / "zarr.json")["chunk_grid"]
+    if "+" in chunks or "x" in chunks:
+        assert grid["name"] == "rectilinear" and grid["configuration"]["kind"] == "inline", grid
+    else:
+        assert grid == {"name": "regular", "configuration": {"chunk_shape": [4, 5]}}, grid
+
+
+def test_rectilinear_grids_as_zarr_python_34_writes_them(written):
+    """The chunk_shapes of zarr-python 3.4: runs as [size, count], single sizes bare, an axis
+    of one size repeating without end as a bare integer."""
+    root, _ = written
+    shapes = {case: read_json(root / case / "zarr.json")["chunk_grid"]["configuration"]["chunk_shapes"]
+              for case in ["v3-int32-rectilinear", "v3-float64-rectilinear-runs", "v3-uint16-rectilinear-sharded"]}
+    assert shapes == {"v3-int32-rectilinear": [[3, 1, 3], 2], "v3-float64-rectilinear-runs": [[[2, 3], 1], [1, 4]],
+                      "v3-uint16-rectilinear-sharded": [[4, 2, 1], [2, 3]]}
+
+
 def test_copies_keep_the_metadata_zarr_python_34_wrote(written, copied):
     """zarrkit's copy names the same data type, fill value and codecs (the struct spelling
     zarr-python 3.4 writes included)."""
     root, _ = written
     copies = copied[3]
     for case in ["v3-struct", "v3-float32-sharded", "v3-int16-sharded-index-start", "v3-string", "v3-datetime64",
-                 "v3-int32-zstd-crc32c"]:
+                 "v3-int32-zstd-crc32c", "v3-int32-rectilinear", "v3-float64-rectilinear-runs",
+                 "v3-uint16-rectilinear-sharded"]:
         theirs, ours = read_json(root / case / "zarr.json"), read_json(copies / case / "zarr.json")
         for key in ["data_type", "fill_value", "chunk_grid", "chunk_key_encoding"]:
             assert ours[key] == theirs[key], f"{case}: {key} {ours[key]} != {theirs[key]}"

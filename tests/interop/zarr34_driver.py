@@ -25,6 +25,9 @@ from zarr.codecs import (BloscCodec, BytesCodec, CastValue, Crc32cCodec, GzipCod
                          TransposeCodec, ZstdCodec)
 
 warnings.filterwarnings("ignore")  # numcodecs.* and v2-only dtypes "not in the v3 spec"
+# Rectilinear chunk grids are experimental in zarr-python 3.4: writing and reading them
+# needs this flag.
+zarr.config.set({"array.rectilinear_chunks": True})
 
 SHAPE = (7, 5)
 CHUNKS = (3, 2)
@@ -112,6 +115,11 @@ def cases() -> dict[str, dict]:
     out["v3-string"] = {"dtype": str}
     out["v3-struct"] = {"dtype": STRUCT}
     out["v3-struct-sharded"] = {"dtype": STRUCT, "shards": (6, 4)}
+    # Rectilinear grids: listed sizes (runs written as [size, count]) and bare sizes per axis,
+    # and shards of varying sizes around regular inner chunks.
+    out["v3-int32-rectilinear"] = {"dtype": "int32", "chunks": [[3, 1, 3], 2]}
+    out["v3-float64-rectilinear-runs"] = {"dtype": "float64", "chunks": [[2, 2, 2, 1], [1, 4]]}
+    out["v3-uint16-rectilinear-sharded"] = {"dtype": "uint16", "chunks": (1, 1), "shards": [[4, 2, 1], [2, 3]]}
     for name in ["bool", "int8", "int32", "uint64", "float16", "float64", "complex128"]:
         out[f"v2-{name}"] = {"dtype": name, "zarr_format": 2}
     out["v2-big-endian-i4"] = {"dtype": ">i4", "zarr_format": 2}

@@ -369,6 +369,51 @@ def dims_cases():
            shape=[1] * 1000, chunks=[1] * 1000)
 
 
+# ---- Rectilinear chunk grids (chunk sizes listed per axis, runs as [size, count]) -------------
+
+
+def rectilinear(chunk_shapes, kind="inline"):
+    return {"name": "rectilinear", "configuration": {"kind": kind, "chunk_shapes": chunk_shapes}}
+
+
+def rectilinear_cases():
+    def bad(name, why, expect="InvalidArgument", action="open_array", **overrides):
+        add("rect_" + name, action, expect, why, {"zarr.json": dump(v3_array(**overrides))})
+
+    bad("short_of_shape", "chunk sizes 30 + 30 cover 60 of the 64 elements",
+        chunk_grid=rectilinear([[30, 30]]))
+    bad("zero_size", "a chunk size of 0", chunk_grid=rectilinear([[32, 0, 32]]))
+    bad("negative_size", "a chunk size of -8", chunk_grid=rectilinear([[72, -8]]))
+    bad("bare_zero", "an axis of chunks of 0", chunk_grid=rectilinear([0]))
+    bad("fractional_size", "a chunk size of 2.5", chunk_grid=rectilinear([[2.5, 61.5]]))
+    bad("zero_run", "a run of 0 chunks", chunk_grid=rectilinear([[[8, 0], 64]]))
+    bad("negative_run", "a run of -1 chunks", chunk_grid=rectilinear([[[8, -1], 64]]))
+    bad("run_of_three", "a run of three entries", chunk_grid=rectilinear([[[8, 8, 1]]]))
+    bad("absurd_run", "a run of 2^64-1 chunks of 2: the sizes sum past 64 bits",
+        chunk_grid=rectilinear([[[2, 2**64 - 1]]]))
+    bad("runs_overflow_sum", "two runs of 2^32-1 chunks of 2^32: the sum passes 64 bits",
+        chunk_grid=rectilinear([[[2**32, 2**32 - 1], [2**32, 2**32 - 1]]]))
+    bad("run_beyond_uint64", "a run count of 2^64", chunk_grid=rectilinear([[[1, 2**64]]]))
+    bad("empty_axis", "an axis listing no chunks", chunk_grid=rectilinear([[]]))
+    bad("wrong_rank", "two axes of chunk sizes for a 1-d shape", chunk_grid=rectilinear([[64], [64]]))
+    bad("no_kind", "no kind", chunk_grid={"name": "rectilinear", "configuration": {"chunk_shapes": [[64]]}})
+    bad("other_kind", "kind \"external\"", expect="Unsupported", chunk_grid=rectilinear([[64]], kind="external"))
+    bad("chunk_over_limit", "one chunk of 2^40 x 2^20 uint8 (limit 64 GiB)", expect="ResourceExhausted",
+        shape=[2**40, 2**20], chunk_grid=rectilinear([[2**40], 2**20]), data_type="uint8")
+    # Valid metadata, and a chunk stored at a size other than the grid gives it (64 elements
+    # where the first chunk holds 16): the read must fail, not copy past the chunk.
+    document = v3_array(chunk_grid=rectilinear([[16, 48]]))
+    add("rect_chunk_of_the_wrong_size", "read_array", "DataLoss",
+        "chunk c/0 holds 64 elements, the grid gives it 16",
+        {"zarr.json": dump(document), "c/0": RAW})
+    # 2^64-1 chunks of 1 listed in one run: parsing costs one entry, and the grid covers the
+    # shape; reading the array is refused as too large to allocate.
+    add("rect_huge_run_cheap", "open_or_read", "ResourceExhausted",
+        "2^64-1 chunks of 1 in one run over 2^64-1 uint8 elements",
+        {"zarr.json": dump(v3_array(shape=[2**64 - 1], data_type="uint8",
+                                    chunk_grid=rectilinear([[[1, 2**64 - 1]]])))})
+
+
 # ---- Zarr v2 metadata ---------------------------------------------------------------------------
 
 
@@ -454,8 +499,8 @@ def must_understand_cases():
     bad("unknown_data_type", "data_type \"float128\"", "Unsupported", v3_array(data_type="float128"))
     bad("data_type_must_understand_false", "must_understand false is not allowed on a data type",
         "InvalidArgument", v3_array(data_type={"name": "float128", "must_understand": False}))
-    bad("unknown_chunk_grid", "chunk_grid \"rectilinear\"", "Unsupported",
-        v3_array(chunk_grid={"name": "rectilinear", "configuration": {"chunk_shapes": [[64]]}}))
+    bad("unknown_chunk_grid", "chunk_grid \"irregular\"", "Unsupported",
+        v3_array(chunk_grid={"name": "irregular", "configuration": {"chunk_shapes": [[64]]}}))
     bad("chunk_grid_must_understand_false", "must_understand false is not allowed on a chunk grid",
         "InvalidArgument",
         v3_array(chunk_grid={"name": "rectilinear", "must_understand": False,
@@ -732,6 +777,7 @@ def main():
     v3_field_cases()
     value_codec_cases()
     dims_cases()
+    rectilinear_cases()
     v2_cases()
     fill_cases()
     must_understand_cases()

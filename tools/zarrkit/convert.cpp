@@ -58,7 +58,25 @@ CodecChain parse_codecs(const json& codecs, const DataType& dtype) {
 
 // Common to import and cp: chunks, fill value, separator, dimension names.
 void apply_layout_options(ArraySpec& spec, const WriteOptions& o) {
-  if (!o.chunks.empty()) spec.chunks = parse_chunks_option(o.chunks, spec.shape.size());
+  if (!o.chunks.empty()) {
+    ChunkGrid grid = parse_chunk_grid_option("--chunks", o.chunks, spec.shape.size());
+    spec.rectilinear_chunks.reset();
+    spec.chunks.clear();
+    if (!grid.is_regular()) {
+      if (spec.zarr_format != 3) throw UsageError("--chunks: chunks of varying sizes (a rectilinear grid) need zarr v3");
+      if (!o.shards.empty()) {
+        throw UsageError("--chunks: the chunks inside shards are all of one shape; give varying sizes to --shards");
+      }
+      try {
+        grid.check_covers(spec.shape);
+      } catch (const Error& e) {
+        throw UsageError(fmt::format("--chunks {}: {}", o.chunks, e.what()));
+      }
+      spec.rectilinear_chunks = std::move(grid);
+    } else {
+      spec.chunks = grid.largest_chunk();
+    }
+  }
   if (!o.fill_value.empty()) spec.fill_value = parse_fill_value_option(o.fill_value, spec.dtype, spec.zarr_format);
   if (!o.separator.empty()) {
     spec.chunk_key_encoding = ChunkKeyEncoding{
@@ -113,7 +131,10 @@ void v2_settings_from_v3(const ArrayMetadata& source, const WriteOptions& o, Arr
   const ArrayToBytesCodec& outer_ab = *outer->array_to_bytes();
   const bool unshard =
       outer_ab.inner_chain() != nullptr && outer->array_to_array().empty() && outer->bytes_to_bytes().empty();
-  if (unshard) spec.chunks = *outer_ab.inner_chunk_shape();
+  if (unshard) {
+    spec.chunks = *outer_ab.inner_chunk_shape();
+    spec.rectilinear_chunks.reset();  // the shards' grid goes with them
+  }
   const CodecChain& chain = unshard ? *outer_ab.inner_chain() : *outer;
   const std::size_t ndim = source.ndim();
   char order = 'C';
@@ -175,7 +196,7 @@ json default_codecs(const DataType& dtype) {
 void apply_shards_option(ArraySpec& spec, const WriteOptions& o, const DataType& dtype, bool chunks_defaulted) {
   if (o.shards.empty()) return;
   if (spec.zarr_format != 3) throw UsageError("--shards: zarr v2 has no sharding; write zarr v3 (--zarr-format 3)");
-  const Shape shards = parse_shards_option(o.shards, spec.shape.size());
+  ChunkGrid shards = parse_chunk_grid_option("--shards", o.shards, spec.shape.size());
   json inner_codecs = spec.codecs ? *spec.codecs : default_codecs(dtype);
   Shape inner_chunks = spec.chunks;
   // An already sharded chain (cp from a sharded array: its array->bytes codec has inner
@@ -192,14 +213,29 @@ void apply_shards_option(ArraySpec& spec, const WriteOptions& o, const DataType&
     }
   }
   if (inner_chunks.empty()) throw UsageError("--shards needs --chunks, the shape of the chunks inside each shard");
-  for (std::size_t axis = 0; axis < shards.size(); ++axis) {
-    if (shards[axis] % inner_chunks[axis] != 0) {
-      throw UsageError(fmt::format("--shards {}: not a multiple of the chunk shape {} (axis {})", o.shards,
-                                   json(inner_chunks).dump(), axis));
+  for (std::size_t axis = 0; axis < shards.ndim(); ++axis) {
+    const AxisGrid& sizes = shards.axis(axis);
+    const ChunkRun regular{sizes.is_regular() ? sizes.regular_size() : 0, 1};
+    for (const ChunkRun& run : sizes.is_regular() ? std::span<const ChunkRun>(&regular, 1) : sizes.runs()) {
+      if (run.size % inner_chunks[axis] != 0) {
+        throw UsageError(fmt::format("--shards {}: {} is not a multiple of the chunk shape {} (axis {})", o.shards,
+                                     run.size, json(inner_chunks).dump(), axis));
+      }
     }
   }
   json index_codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}, {{"name", "crc32c"}}});
-  spec.chunks = shards;
+  spec.chunks.clear();
+  spec.rectilinear_chunks.reset();
+  if (shards.is_regular()) {
+    spec.chunks = shards.largest_chunk();
+  } else {
+    try {
+      shards.check_covers(spec.shape);
+    } catch (const Error& e) {
+      throw UsageError(fmt::format("--shards {}: {}", o.shards, e.what()));
+    }
+    spec.rectilinear_chunks = std::move(shards);
+  }
   spec.codecs = json::array({{{"name", "sharding_indexed"},
                               {"configuration",
                                {{"chunk_shape", inner_chunks},
@@ -237,6 +273,10 @@ ArraySpec copy_spec(const ArrayMetadata& source, const WriteOptions& o) {
   spec.zarr_format = o.zarr_format != 0 ? o.zarr_format : source.zarr_format;
   spec.shape = source.shape;
   spec.chunks = source.chunk_shape;
+  if (source.rectilinear_grid) {  // kept (v2 has none: the copy then needs --chunks)
+    spec.chunks.clear();
+    spec.rectilinear_chunks = source.rectilinear_grid;
+  }
   spec.dtype = source.dtype;
   spec.attributes = source.attributes;
   if (spec.zarr_format == source.zarr_format) spec.chunk_key_encoding = source.chunk_key_encoding;

@@ -41,14 +41,15 @@ std::optional<std::unordered_set<std::uint64_t>> blocks_with_stored_chunks(const
   Store& store = *source.store();
   if (!store.capabilities().listable) return std::nullopt;
   const ArrayMetadata& m = source.metadata();
+  const ChunkGrid grid = m.chunk_grid();
   std::unordered_set<std::uint64_t> blocks;
   std::vector<std::uint64_t> first(m.ndim()), last(m.ndim()), index(m.ndim());
   for (const ListedChunk& chunk : list_chunks(store, source.path(), m)) {
     const std::vector<std::uint64_t>& coords = chunk.coords;
     // The blocks the chunk overlaps: a range per axis (one or two blocks, usually).
     for (std::size_t a = 0; a < m.ndim(); ++a) {
-      const std::uint64_t begin = coords[a] * m.chunk_shape[a];
-      const std::uint64_t end = std::min(begin + m.chunk_shape[a], m.shape[a]);
+      const std::uint64_t begin = grid.axis(a).origin(coords[a]);
+      const std::uint64_t end = std::min(begin + grid.axis(a).size(coords[a]), m.shape[a]);
       first[a] = index[a] = begin / block_shape[a];
       last[a] = (end - 1) / block_shape[a];
     }

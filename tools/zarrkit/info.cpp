@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "zarrkit/commands.h"
 #include "zarrkit/error.h"
@@ -55,7 +56,24 @@ void print_array(const OpenedNode& node, const Array& array) {
   const nlohmann::json v2_dtype = m.zarr_format == 2 ? dtype_to_v2_json(m.dtype) : nlohmann::json();
   row("dtype", v2_dtype.is_string() ? fmt::format("{} ({})", m.dtype.name(), v2_dtype.get<std::string>())
                                     : m.dtype.name());
-  row("chunks", format_shape(m.chunk_shape));
+  if (m.rectilinear_grid) {
+    // Per axis: one size, or the sizes as runs ("10 x2, 5 x2"), as the metadata lists them.
+    std::vector<std::string> axes;
+    for (const AxisGrid& axis : m.rectilinear_grid->axes()) {
+      if (axis.is_regular()) {
+        axes.push_back(fmt::format("{}", axis.regular_size()));
+        continue;
+      }
+      std::vector<std::string> runs;
+      for (const ChunkRun& run : axis.runs()) {
+        runs.push_back(run.count == 1 ? fmt::format("{}", run.size) : fmt::format("{} x{}", run.size, run.count));
+      }
+      axes.push_back(fmt::format("[{}]", fmt::join(runs, ", ")));
+    }
+    row("chunks", fmt::format("rectilinear ({}), largest {}", fmt::join(axes, ", "), format_shape(m.chunk_shape)));
+  } else {
+    row("chunks", format_shape(m.chunk_shape));
+  }
   if (const Shape* inner = m.codecs->array_to_bytes()->inner_chunk_shape()) {
     row("inner chunks", fmt::format("{} (each chunk above is a shard)", format_shape(*inner)));
   }

@@ -27,10 +27,14 @@ std::vector<std::string> split_commas(const std::string& text) {
 void add_write_options(CLI::App& command, WriteOptions& o) {
   command.add_option("--zarr-format", o.zarr_format, "Zarr format of the new array: 2 or 3")
       ->check(CLI::IsMember({2, 3}));
-  command.add_option("--chunks", o.chunks, "chunk shape, comma-separated: 10,20 (one value: the same on every axis)");
+  command.add_option("--chunks", o.chunks,
+                     "chunk shape, comma-separated: 10,20 (one value: the same on every axis); an axis of chunks of "
+                     "varying sizes (v3 rectilinear grid) lists them joined by '+', SIZExCOUNT repeating one: "
+                     "10x2+5x2,4");
   command.add_option("--shards", o.shards,
                      "shard shape (v3 sharding_indexed), comma-separated, a multiple of the chunk shape: each "
-                     "shard stores a grid of --chunks inner chunks, compressed one by one, in one key");
+                     "shard stores a grid of --chunks inner chunks, compressed one by one, in one key; shards of "
+                     "varying sizes as for --chunks (each a multiple of the chunk shape)");
   command.add_option("--codec", o.codecs,
                      "a bytes->bytes codec NAME[:key=value,...]; repeat for a chain (v2: one compressor). "
                      "zstd:level=3, gzip:level=6, zlib:level=1, bz2:level=9, lz4, lzma[:preset=6], crc32c, "
@@ -66,7 +70,52 @@ Shape parse_shape_option(const char* option, const std::string& text, std::size_
   return shape;
 }
 
+std::uint64_t parse_positive(const char* option, const std::string& text, const std::string& part) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+  if (ec != std::errc() || end != part.data() + part.size() || value == 0) {
+    throw UsageError(fmt::format("{} {}: '{}' is not a positive integer", option, text, part));
+  }
+  return value;
+}
+
+// One axis of a rectilinear --chunks: SIZE[xCOUNT] entries joined by '+'.
+AxisGrid parse_rectilinear_axis_option(const char* option, const std::string& text, const std::string& axis) {
+  std::vector<ChunkRun> runs;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t plus = axis.find('+', start);
+    const std::string entry = axis.substr(start, plus - start);
+    const std::size_t x = entry.find('x');
+    if (x == std::string::npos) {
+      runs.push_back({parse_positive(option, text, entry), 1});
+    } else {
+      runs.push_back({parse_positive(option, text, entry.substr(0, x)), parse_positive(option, text, entry.substr(x + 1))});
+    }
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  try {
+    return AxisGrid::explicit_runs(runs);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("{} {}: {}", option, text, e.what()));
+  }
+}
+
 }  // namespace
+
+ChunkGrid parse_chunk_grid_option(const char* option, const std::string& text, std::size_t ndim) {
+  std::vector<AxisGrid> axes;
+  for (const auto& part : split_commas(text)) {
+    if (part.find_first_of("+x") == std::string::npos) axes.push_back(AxisGrid::regular(parse_positive(option, text, part)));
+    else axes.push_back(parse_rectilinear_axis_option(option, text, part));
+  }
+  if (axes.size() == 1 && ndim > 1 && axes[0].is_regular()) axes.assign(ndim, axes[0]);  // one value: every axis
+  if (axes.size() != ndim) {
+    throw UsageError(fmt::format("{} {}: {} axes for an array of {} dimensions", option, text, axes.size(), ndim));
+  }
+  return ChunkGrid(std::move(axes));
+}
 
 Shape parse_chunks_option(const std::string& text, std::size_t ndim) { return parse_shape_option("--chunks", text, ndim); }
 
