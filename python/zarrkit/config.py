@@ -58,6 +58,7 @@ _INT_MAX = 2**63 - 1
 
 # Integer settings whose range is narrower than 0 .. 2**63-1: (least, most).
 _RANGES: dict[str, tuple[int, int]] = {
+    "num_threads": (0, 4096),  # kMaxNumThreads (src/core/settings_env.h)
     "remote.concurrency": (1, _INT_MAX),
     "remote.event_loops": (0, 64),
     "remote.max_attempts": (1, 100),

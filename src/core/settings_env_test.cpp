@@ -117,6 +117,7 @@ TEST(SettingsEnvironment, ZarrkitsCaBundleComesFirstThenBoto3sThenCurls) {
 TEST(SettingsEnvironment, AMalformedValueIsAnErrorNamingTheVariable) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {"ZARRKIT_NUM_THREADS", "many"},
+      {"ZARRKIT_NUM_THREADS", "4097"},  // more than kMaxNumThreads
       {"ZARRKIT_HTTP_CONCURRENCY", "-4"},
       {"ZARRKIT_HTTP_CONCURRENCY", "abc"},
       {"ZARRKIT_HTTP_THREADS", "2.5"},

@@ -194,6 +194,7 @@ def test_grouped_settings_set_get_and_scoped():
         ("remote.max_attempts", 1.5),
         ("remote.ca_bundle", 3),
         ("gpu.gds_piece_bytes", (1 << 30) + 1),
+        ("num_threads", 4097),
     ],
 )
 def test_bad_grouped_values_change_nothing(name, value):
