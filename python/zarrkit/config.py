@@ -11,6 +11,10 @@ num_threads : int
 write_empty_chunks : bool
     Store chunks that hold only the fill value (default False: such chunks are not
     written, and an existing one is removed, as zarr-python does).
+durable_writes : bool
+    Local stores and zip archives opened while it is on sync each written file, then its
+    directory, before the write counts as done, so that it survives a power loss (default
+    False; ``ZARRKIT_DURABLE_WRITES``).
 memory : str
     Where reads land: ``"host"`` (NumPy, the default), ``"pinned"`` or ``"device"``
     (GPU memory; see :func:`enable_gpu`).

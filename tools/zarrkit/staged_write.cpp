@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <system_error>
 
 #include "engine/node_io.h"
 #include "stores/local_store_internal.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/group.h"
 #include "zarrkit/stores/local_store.h"
@@ -36,6 +38,22 @@ bool exchange_directories(const fs::path& a, const fs::path& b) {
 
 int rename_path(const fs::path& from, const fs::path& to) {
   return retry_eintr([&] { return ::rename(from.c_str(), to.c_str()); });
+}
+
+// With durable writes, the renames that put a node in place count once the directory that
+// holds it is synced (the files inside were synced as they were written).
+void sync_parent_if_durable(const fs::path& node) {
+  if (!current_config().durable_writes) return;
+  const fs::path parent = node.parent_path().empty() ? fs::path(".") : node.parent_path();
+  const int fd = retry_eintr([&] { return ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+  if (fd < 0) fail_io("cannot sync the directory \"{}\" of the new node: {}", parent.string(), errno_text(errno));
+  const int result = retry_eintr([&] { return ::fsync(fd); });
+  const int error = errno;
+  ::close(fd);
+  if (result != 0) {
+    fail_io("the new node is in place at \"{}\" but its directory could not be synced: {}", node.string(),
+            errno_text(error));
+  }
 }
 
 }  // namespace
@@ -88,6 +106,7 @@ void StagedNodeWrite::commit() {
       fail_io("cannot move the new node into place at \"{}\": {}", destination_.string(), errno_text(errno));
     }
     staging_.clear();
+    sync_parent_if_durable(destination_);
     return;
   }
   if (!exchange_directories(staging_, destination_)) {
@@ -107,10 +126,11 @@ void StagedNodeWrite::commit() {
     }
     staging_ = aside;
   }
-  // staging_ now holds the old node: removed by the destructor (or, after a crash, by the next writer).
+  // staging_ now holds the old node: removed here (or, after a crash, by the next writer).
   std::error_code ec;
   fs::remove_all(staging_, ec);
   staging_.clear();
+  sync_parent_if_durable(destination_);
 }
 
 }  // namespace zarrkit::cli
