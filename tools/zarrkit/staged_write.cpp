@@ -14,6 +14,7 @@
 #include "zarrkit/error.h"
 #include "zarrkit/group.h"
 #include "zarrkit/stores/local_store.h"
+#include "zarrkit/stores/zip_store.h"
 
 namespace zarrkit::cli {
 namespace fs = std::filesystem;
@@ -71,7 +72,19 @@ void remove_abandoned_staging(const fs::path& destination) {
 
 StagedNodeWrite::StagedNodeWrite(const StoreLocation& dest, bool overwrite, int zarr_format) : target_(dest) {
   auto local = std::dynamic_pointer_cast<LocalStore>(dest.store);
-  if (!local) return;
+  if (!local) {
+    if (dynamic_cast<ZipStore*>(dest.store.get()) != nullptr || !dest.store->capabilities().writable) return;
+    const auto existing = probe_node(*dest.store, dest.path);
+    if (existing && !overwrite) return;  // Array::create or Group::create refuses, naming the node
+    // With overwrite, whatever is under the destination now goes at the commit unless the new
+    // node has it: the old node's keys, and those of a killed writer.
+    std::vector<std::string> old_keys;
+    if (overwrite && dest.store->capabilities().listable) old_keys = dest.store->list(dest.path);
+    const auto placement = existing ? NodeWriteView::Placement::kBeside : NodeWriteView::Placement::kInPlace;
+    view_ = std::make_shared<NodeWriteView>(dest.store, dest.path, placement, std::move(old_keys));
+    target_ = StoreLocation{view_, dest.path};
+    return;
+  }
   destination_ = dest.path.empty() ? local->root() : local->root() / dest.path;
   remove_abandoned_staging(destination_);
   const auto existing = probe_node(*dest.store, dest.path);
@@ -92,12 +105,18 @@ StagedNodeWrite::StagedNodeWrite(const StoreLocation& dest, bool overwrite, int 
 }
 
 StagedNodeWrite::~StagedNodeWrite() {
+  if (view_ && !committed_) view_->discard();
   if (staging_.empty()) return;
   std::error_code ec;
   fs::remove_all(staging_, ec);
 }
 
 void StagedNodeWrite::commit() {
+  if (view_) {
+    view_->commit();
+    committed_ = true;
+    return;
+  }
   if (staging_.empty()) return;
   target_.store.reset();  // nothing writes into the staging directory any more
   if (!replaces_existing_node_) {
