@@ -165,6 +165,13 @@ struct Config {
   std::size_t num_threads = 0;
   // Store chunks that are entirely the fill value (zarr-python's write_empty_chunks).
   bool write_empty_chunks = false;
+  // Local writes count as done only once they would survive a power loss
+  // (ZARRKIT_DURABLE_WRITES; the CLI's --durable): a LocalStore (and GdsStore) syncs each
+  // written file before renaming it into place and its directory after, as
+  // LocalStoreOptions::durable asks of one store, and a ZipStore syncs the new archive before
+  // renaming it over the old one, then the directory. Stores take it when they are opened.
+  // Off by default: every key written then waits for the disk (docs/concurrency.md).
+  bool durable_writes = false;
   // Memory that reads land in by default (host now; pinned/device with the GPU module).
   MemoryKind memory = MemoryKind::kHost;
   // Reading part of a shard: inner chunks whose byte ranges are at most this far apart are

@@ -112,6 +112,7 @@ const std::vector<Setting>& settings_table() {
   static const std::vector<Setting> table = {
       setting("num_threads", &Config::num_threads),
       setting("write_empty_chunks", &Config::write_empty_chunks),
+      setting("durable_writes", &Config::durable_writes),
       setting("memory", &Config::memory),
       setting("shard_coalesce_gap_bytes", &Config::shard_coalesce_gap_bytes),
       setting("shard_read_window_bytes", &Config::shard_read_window_bytes),

@@ -212,6 +212,7 @@ void bind_stores(nb::module_& m) {
   m.def("local_store",
         [](const std::string& root, bool read_only, bool create) {
           nb::gil_scoped_release release;
+          SettingsScope settings;  // durable_writes, taken when the store is opened
           LocalStoreOptions options;
           options.read_only = read_only;
           options.create = create && !read_only;
@@ -260,6 +261,7 @@ void bind_stores(nb::module_& m) {
   m.def("zip_store",
         [](const std::string& path, bool read_only, bool truncate) {
           nb::gil_scoped_release release;
+          SettingsScope settings;  // max_chunk_bytes and durable_writes, taken when the store is opened
           ZipStoreOptions options;
           options.read_only = read_only;
           options.truncate = truncate && !read_only;

@@ -11,6 +11,10 @@ num_threads : int
 write_empty_chunks : bool
     Store chunks that hold only the fill value (default False: such chunks are not
     written, and an existing one is removed, as zarr-python does).
+durable_writes : bool
+    Local stores and zip archives opened while it is on sync each written file, then its
+    directory, before the write counts as done, so that it survives a power loss (default
+    False; ``ZARRKIT_DURABLE_WRITES``).
 memory : str
     Where reads land: ``"host"`` (NumPy, the default), ``"pinned"`` or ``"device"``
     (GPU memory; see :func:`enable_gpu`).
@@ -64,6 +68,7 @@ _INT_MAX = 2**63 - 1
 
 # Integer settings whose range is narrower than 0 .. 2**63-1: (least, most).
 _RANGES: dict[str, tuple[int, int]] = {
+    "num_threads": (0, 4096),  # kMaxNumThreads (src/core/settings_env.h)
     "remote.concurrency": (1, _INT_MAX),
     "remote.event_loops": (0, 64),
     "remote.max_attempts": (1, 100),

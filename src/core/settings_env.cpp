@@ -134,7 +134,11 @@ std::optional<std::string> environment_variable(const std::string& name) {
 Config config_from_environment(const EnvironmentLookup& environment) {
   const Reader env(environment);
   Config c;
-  if (auto v = env.non_negative_integer("ZARRKIT_NUM_THREADS")) c.num_threads = to_size(*v);
+  if (auto v = env.non_negative_integer("ZARRKIT_NUM_THREADS")) {
+    if (*v > kMaxNumThreads) fail_invalid("ZARRKIT_NUM_THREADS is {}: at most {} threads", *v, kMaxNumThreads);
+    c.num_threads = to_size(*v);
+  }
+  if (auto v = env.boolean("ZARRKIT_DURABLE_WRITES")) c.durable_writes = *v;
   if (auto v = env.positive_size("ZARRKIT_MAX_CHUNK_BYTES")) c.max_chunk_bytes = *v;
   if (auto v = env.positive_size("ZARRKIT_MAX_REQUEST_BYTES")) c.max_request_bytes = *v;
 

@@ -22,6 +22,10 @@ namespace zarrkit {
 // of these so that tests give them an environment of their own.
 using EnvironmentLookup = std::function<std::optional<std::string>(const std::string& name)>;
 
+// The most worker threads Config::num_threads may ask for (ZARRKIT_NUM_THREADS, the CLI's
+// --threads, zarrkit.config's num_threads): more would size a pool by a typo, not a machine.
+inline constexpr std::size_t kMaxNumThreads = 4096;
+
 // This process's environment, now.
 std::optional<std::string> environment_variable(const std::string& name);
 

@@ -41,6 +41,8 @@ struct Valid {
 TEST(SettingsEnvironment, EachVariableSetsItsSetting) {
   const std::vector<Valid> cases = {
       {"ZARRKIT_NUM_THREADS", "6", [](const Config& c) { return c.num_threads == 6; }},
+      {"ZARRKIT_DURABLE_WRITES", "1", [](const Config& c) { return c.durable_writes; }},
+      {"ZARRKIT_DURABLE_WRITES", "off", [](const Config& c) { return !c.durable_writes; }},
       {"ZARRKIT_MAX_CHUNK_BYTES", "4M", [](const Config& c) { return c.max_chunk_bytes == (4u << 20); }},
       {"ZARRKIT_MAX_REQUEST_BYTES", "4096", [](const Config& c) { return c.max_request_bytes == 4096; }},
       {"ZARRKIT_HTTP_CONCURRENCY", "8", [](const Config& c) { return c.remote.concurrency == 8; }},
@@ -122,6 +124,8 @@ TEST(SettingsEnvironment, ZarrkitsCaBundleComesFirstThenBoto3sThenCurls) {
 TEST(SettingsEnvironment, AMalformedValueIsAnErrorNamingTheVariable) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {"ZARRKIT_NUM_THREADS", "many"},
+      {"ZARRKIT_NUM_THREADS", "4097"},  // more than kMaxNumThreads
+      {"ZARRKIT_DURABLE_WRITES", "sometimes"},
       {"ZARRKIT_HTTP_CONCURRENCY", "-4"},
       {"ZARRKIT_HTTP_CONCURRENCY", "abc"},
       {"ZARRKIT_HTTP_THREADS", "2.5"},

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <exception>
 
+#include "zarrkit/error.h"
+
 namespace zarrkit {
 namespace {
 // The pool whose task the calling thread is running, if any.
@@ -25,7 +27,21 @@ struct ThreadPool::Job {
 
 ThreadPool::ThreadPool(std::size_t num_threads) {
   if (num_threads == 0) num_threads = std::max(1u, std::thread::hardware_concurrency());
-  for (std::size_t i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  try {
+    workers_.reserve(num_threads - 1);
+    for (std::size_t i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  } catch (const std::exception& e) {
+    // The system refused a thread (or the memory for the list): the ones started must be
+    // stopped and joined before the pool's members go, or their destruction terminates.
+    const std::size_t started = workers_.size();
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+    fail_resource("cannot start a pool of {} threads ({} started): {}", num_threads, started + 1, e.what());
+  }
 }
 
 ThreadPool::~ThreadPool() {

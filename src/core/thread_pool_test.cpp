@@ -1,6 +1,7 @@
 #include "zarrkit/thread_pool.h"
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <mutex>
 #include <set>
@@ -13,6 +14,11 @@
 
 namespace zarrkit {
 namespace {
+
+TEST(ThreadPool, APoolTheSystemCannotStartIsAResourceErrorNotATermination) {
+  // More threads than can be listed: refused before any starts, as a typed error.
+  EXPECT_THROW(ThreadPool pool(SIZE_MAX), ResourceExhaustedError);
+}
 
 TEST(ThreadPool, NestedCallsThreeDeepFinishEveryTask) {
   ThreadPool pool(6);

@@ -65,9 +65,20 @@ std::string display_path(std::string_view path) {
 }
 
 std::optional<nlohmann::json> read_json(Store& store, const std::string& key) {
-  // One byte past the size limit is all that is read: a larger document (a zip member that
-  // inflates to gigabytes, a huge object) is refused by parse_json without being read whole.
+  // One byte past the size limit is all that is read: a larger document (a huge object) is
+  // refused without being read whole. Where a value's size costs no request of its own (local
+  // files, memory, zip members: stores without batched remote gets), a document declaring more
+  // than the limit is refused before a byte of it is read, so a zip member that would inflate to
+  // gigabytes is never inflated at all.
   const std::uint64_t limit = MetadataLimits{}.max_json_bytes;
+  if (!store.capabilities().batched_gets) {
+    const auto declared = store.size(key);
+    if (!declared) return std::nullopt;
+    if (*declared > limit) {
+      fail_resource("'{}' declares {} bytes, more than the limit of {} bytes for a JSON document", key, *declared,
+                    limit);
+    }
+  }
   const auto value = store.get(key, BufferPrototype::host(), ByteRange::range(0, limit + 1));
   if (!value) return std::nullopt;
   if (value->size() > limit) {

@@ -80,6 +80,8 @@ LocalStore::LocalStore(std::filesystem::path root, LocalStoreOptions options)
     : options_(std::move(options)),
       io_(options_.io ? options_.io : detail::system_file_io()) {
   if (root.empty()) fail_invalid("cannot open a local store: the root path is empty");
+  // The settings ask every local store for durable writes; an option asks it of this one.
+  options_.durable = options_.durable || current_config().durable_writes;
   std::error_code ec;
   std::filesystem::path absolute = std::filesystem::absolute(root, ec);
   if (ec) fail_io("cannot open the local store \"{}\": {}", root.string(), ec.message());
@@ -95,8 +97,18 @@ LocalStore::LocalStore(std::filesystem::path root, LocalStoreOptions options)
     if (options_.read_only || !options_.create) {
       fail_not_found("cannot open the local store \"{}\": it does not exist", root_.string());
     }
+    // The directories made here, outermost first: each one's entry is durable once its
+    // parent is synced.
+    std::vector<std::filesystem::path> made;
+    for (std::filesystem::path p = root_; !p.empty() && p != p.root_path() && !std::filesystem::exists(p, ec);
+         p = p.parent_path()) {
+      made.insert(made.begin(), p);
+    }
     std::filesystem::create_directories(root_, ec);
     if (ec) fail_io("cannot create the local store root \"{}\": {}", root_.string(), ec.message());
+    if (options_.durable) {
+      for (const auto& dir : made) sync_directory(dir.parent_path().string(), dir.filename().string());
+    }
   } else if (!S_ISDIR(st.st_mode)) {
     fail_invalid("cannot open the local store \"{}\": it is not a directory", root_.string());
   }

@@ -10,6 +10,7 @@
 
 #include "stores/file_io.h"
 #include "stores/testing/temp_dir.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/stores/local_store.h"
 
@@ -290,6 +291,23 @@ TEST(LocalStoreFaults, DurableWritesSyncFileAndDirectories) {
   EXPECT_EQ(f.io->calls["fsync"], 0);
   f.durable_store.erase("new_dir/k");
   EXPECT_EQ(f.io->calls["fsync"], 1);
+}
+
+TEST(LocalStoreFaults, TheDurableWritesSettingMakesEveryStoreOpenedUnderItDurable) {
+  TempDir dir;
+  auto io = std::make_shared<ScriptedFileIo>();
+  {
+    const ScopedConfig durable([](Config& c) { c.durable_writes = true; });
+    // The root is made here: its entry in its parent is synced too.
+    LocalStore store(dir.path() / "root", LocalStoreOptions{.io = io});
+    EXPECT_EQ(io->calls["fsync"], 1);
+    store.set("k", as_bytes("v"));
+    EXPECT_EQ(io->calls["fsync"], 3);  // the file, then the root directory
+  }
+  io->calls.clear();
+  LocalStore later(dir.path() / "root", LocalStoreOptions{.io = io});  // opened without the setting
+  later.set("k", as_bytes("v2"));
+  EXPECT_EQ(io->calls["fsync"], 0);
 }
 
 TEST(LocalStoreFaults, FailedRenameRemovesTheTemporaryFile) {

@@ -10,6 +10,8 @@
 namespace zarrkit::detail {
 
 inline constexpr std::string_view kTempMarker = ".zarrkit-tmp.";
+// How much of the final name a temporary name keeps (file names are at most 255 bytes).
+inline constexpr std::size_t kTempNameMaxStem = 100;
 
 // Temporary files are ".<name>.zarrkit-tmp.<pid>-<random>" beside their final name (older
 // versions wrote ".<name>.zarrkit-tmp.<random>"); so are the directories that a whole node is

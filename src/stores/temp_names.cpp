@@ -22,7 +22,7 @@ std::string temp_name_for(std::string_view final_name) {
     return seed ^ std::hash<std::thread::id>{}(std::this_thread::get_id());
   }());
   // ::getpid() on every call, not cached: a forked child writes under its own id.
-  return fmt::format(".{}{}{}-{:016x}", final_name.substr(0, 100), kTempMarker, static_cast<long>(::getpid()),
+  return fmt::format(".{}{}{}-{:016x}", final_name.substr(0, kTempNameMaxStem), kTempMarker, static_cast<long>(::getpid()),
                      random_bits());
 }
 

@@ -17,6 +17,7 @@
 #include <optional>
 #include <utility>
 
+#include "stores/local_store_internal.h"
 #include "zarrkit/config.h"
 #include "zarrkit/error.h"
 
@@ -188,6 +189,25 @@ std::unique_ptr<ZipStore::Archive> open_archive(const fs::path& path, const std:
   return archive;
 }
 
+// fsync of the file or directory at `path` (opened with `flags`); IoError with `what`.
+void sync_path(const fs::path& path, int flags, const std::string& what) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) fail_io("{}: {}", what, std::generic_category().message(errno));
+  const int result = detail::retry_eintr([&] { return ::fsync(fd); });
+  const int error = errno;
+  ::close(fd);
+  if (result != 0) fail_io("{}: {}", what, std::generic_category().message(error));
+}
+
+// Removes the new archive's temporary unless it was renamed into place.
+struct TempArchiveGuard {
+  fs::path path;
+  bool committed = false;
+  ~TempArchiveGuard() {
+    if (!committed) ::unlink(path.c_str());
+  }
+};
+
 }  // namespace
 
 std::shared_ptr<ZipStore> ZipStore::open(fs::path path, ZipStoreOptions options) {
@@ -197,6 +217,7 @@ std::shared_ptr<ZipStore> ZipStore::open(fs::path path, ZipStoreOptions options)
 ZipStore::ZipStore(fs::path path, ZipStoreOptions options)
     : options_(std::move(options)), uncaught_at_open_(std::uncaught_exceptions()) {
   if (options_.max_member_bytes == 0) options_.max_member_bytes = current_config().max_chunk_bytes;
+  options_.durable = options_.durable || current_config().durable_writes;
   std::error_code ec;
   path_ = fs::absolute(path, ec).lexically_normal();
   if (ec) fail_io("cannot open the zip store \"{}\": {}", path.string(), ec.message());
@@ -286,9 +307,12 @@ bool is_unfinished_archive(const fs::path& path) {
 
 }  // namespace
 
-// libzip writes a new archive to a temporary file beside it (the archive's name, a dot and
-// six random letters or digits: mkstemp) and renames that over the archive in zip_close; a
-// writer killed before the rename leaves the temporary behind. While no writer on this host
+// zarrkit writes a new archive under a temporary name beside it that carries the writer's
+// process id (flush_locked), through libzip, which writes to a temporary of that name plus a dot
+// and six random letters or digits (mkstemp) and renames it in zip_close; a writer killed before
+// its renames leaves one or the other behind, removed here once its process is gone. Writers of
+// older versions left only libzip's temporary of the archive's own name (the archive's name, a
+// dot and six letters or digits). While no writer on this host
 // writes an archive in the directory (ArchiveDirectoryLock), every unfinished one is stale at
 // once; otherwise only those older than stale_temp_seconds (a writer on another host).
 std::size_t ZipStore::remove_stale_temp_archives() {
@@ -298,8 +322,19 @@ std::size_t ZipStore::remove_stale_temp_archives() {
   std::error_code ec;
   std::size_t removed = 0;
   const auto now = fs::file_time_type::clock::now();
+  // Those of zarrkit's writers (and libzip's temporaries of those) carry the writer's process id.
+  const std::string own_prefix =
+      "." + path_.filename().string().substr(0, detail::kTempNameMaxStem) + std::string(detail::kTempMarker);
   for (const auto& entry : fs::directory_iterator(path_.parent_path(), ec)) {
     const std::string name = entry.path().filename().string();
+    if (name.starts_with(own_prefix)) {
+      std::error_code item_ec;
+      if (detail::temp_writer_is_gone(name) && entry.is_regular_file(item_ec) && !entry.is_symlink(item_ec) &&
+          fs::remove(entry.path(), item_ec)) {
+        ++removed;
+      }
+      continue;
+    }
     if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0) continue;
     if (!std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
                      [](unsigned char c) { return std::isalnum(c) != 0; })) {
@@ -586,11 +621,15 @@ void ZipStore::flush_locked() {
     fs::create_directories(path_.parent_path(), ec);
     if (ec) fail_io("{}: creating {}: {}", what, path_.parent_path().string(), ec.message());
     const ArchiveDirectoryLock writing = ArchiveDirectoryLock::for_writing(path_.parent_path());
-    // A new archive at the same path: libzip writes it to a temporary file and renames that
-    // over the old archive in zip_close. The old one stays readable through archive_ (its
+    // The new archive goes to a temporary name beside the old one that carries this process's
+    // id (libzip writes it through a temporary of its own, renamed to that name in zip_close),
+    // and is then renamed over the old archive; with durable writes it is synced before that
+    // rename and the directory after. The old archive stays readable through archive_ (its
     // descriptor outlives the rename), and the kept members are copied from it.
+    const fs::path temp = path_.parent_path() / detail::temp_name_for(path_.filename().string());
+    TempArchiveGuard guard{temp};
     int code = 0;
-    zip_t* out = zip_open(path_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
+    zip_t* out = zip_open(temp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
     if (out == nullptr) fail_zip(code, errno, what);
     const std::time_t now = std::time(nullptr);
     try {
@@ -625,6 +664,17 @@ void ZipStore::flush_locked() {
     } catch (...) {
       zip_discard(out);
       throw;
+    }
+    // A failed sync may have dropped what it was to write: reported, never retried.
+    if (options_.durable) sync_path(temp, O_RDONLY, fmt::format("{}: syncing the new archive", what));
+    if (detail::retry_eintr([&] { return ::rename(temp.c_str(), path_.c_str()); }) != 0) {
+      fail_io("{}: renaming the new archive into place: {}", what, std::generic_category().message(errno));
+    }
+    guard.committed = true;
+    if (options_.durable) {
+      const fs::path directory = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
+      sync_path(directory, O_RDONLY | O_DIRECTORY,
+                fmt::format("{}: the archive is in place but its directory could not be synced", what));
     }
   }
   // The new archive is in place: read from it from now on.

@@ -1,6 +1,6 @@
 /* An LD_PRELOAD library that makes chosen system calls of a real program fail, so that the
  * CLI's handling of a full disk, an I/O error, an interruption or a short write can be tested
- * end to end (tests/cli/test_faults.py). It wraps open, write, fsync, rename and renameat2,
+ * end to end (tests/cli/test_cli_faults.py). It wraps open, write, fsync, rename and renameat2,
  * passing each call on to the C library's (dlsym RTLD_NEXT) unless it is to fail.
  *
  * Configured by environment variables, read at each call:
@@ -12,6 +12,9 @@
  *   ZARRKIT_FAULT_PATH   only calls on paths containing this text (the file of an fd-based
  *                        call is found through /proc/self/fd); default ".zarrkit-tmp."
  *   ZARRKIT_FAULT_SKIP   let this many matching calls through first (default 0)
+ *   ZARRKIT_FAULT_LOG    a file to which every fsync, rename and renameat2 is appended as a line,
+ *                        in the order they ran (before they run): "fsync PATH", "rename FROM TO",
+ *                        "renameat2 FROM TO" (paths as given; fsync's from /proc/self/fd)
  * Calls made inside the C library (stdio's own writes) are not seen, which is why the paths
  * that matter (the store's files) go through these wrappers. */
 #define _GNU_SOURCE
@@ -56,6 +59,29 @@ static int fd_matches(int fd) {
   return path_matches(path);
 }
 
+#define NEXT(name, type) ((type)dlsym(RTLD_NEXT, name))
+
+/* Appends "name a [b]" to ZARRKIT_FAULT_LOG, through the C library's own open and write. */
+static void log_call(const char* name, const char* a, const char* b) {
+  const char* file = getenv("ZARRKIT_FAULT_LOG");
+  if (file == NULL || file[0] == '\0') return;
+  char line[8192];
+  int n = snprintf(line, sizeof line, "%s %s%s%s\n", name, a, b != NULL ? " " : "", b != NULL ? b : "");
+  if (n < 0) return;
+  if ((size_t)n >= sizeof line) n = (int)sizeof line - 1;
+  int fd = NEXT("open", int (*)(const char*, int, ...))(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  NEXT("write", ssize_t (*)(int, const void*, size_t))(fd, line, (size_t)n);
+  close(fd);
+}
+
+static void fd_path(int fd, char* path, size_t size) {
+  char link[64];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, path, size - 1);
+  path[n < 0 ? 0 : n] = '\0';
+}
+
 /* What the call `name` on a matching path must do now: 0 run it, -1 make it short (write
  * with SHORT), or the errno it fails with. */
 static int fault_for(const char* name, int matches) {
@@ -70,8 +96,6 @@ static int fault_for(const char* name, int matches) {
   if (error == EINTR) return n % 2 == 1 ? EINTR : 0;
   return error;
 }
-
-#define NEXT(name, type) ((type)dlsym(RTLD_NEXT, name))
 
 int open(const char* path, int flags, ...) {
   mode_t mode = 0;
@@ -100,6 +124,9 @@ ssize_t write(int fd, const void* buffer, size_t count) {
 }
 
 int fsync(int fd) {
+  char path[4096];
+  fd_path(fd, path, sizeof path);
+  log_call("fsync", path, NULL);
   int error = fault_for("fsync", fd_matches(fd));
   if (error > 0) {
     errno = error;
@@ -109,6 +136,7 @@ int fsync(int fd) {
 }
 
 int rename(const char* from, const char* to) {
+  log_call("rename", from, to);
   int error = fault_for("rename", path_matches(from));
   if (error > 0) {
     errno = error;
@@ -118,6 +146,7 @@ int rename(const char* from, const char* to) {
 }
 
 int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned int flags) {
+  log_call("renameat2", from, to);
   int error = fault_for("renameat2", path_matches(from));
   if (error > 0) {
     errno = error;

@@ -382,6 +382,10 @@ def test_threads_option_on_every_command_sizes_the_pool(tmp_path):
         np.testing.assert_array_equal(np.load(tmp_path / f"out{n}.npy"), data)
     assert "Could not convert" in error_line(zk("export", tmp_path / "big.zarr", tmp_path / "x.npy", "--threads",
                                                  "many", expect=2))
+    # A thread count past the limit is a usage error, before any pool is started (it once
+    # started threads until the system refused one, then terminated).
+    line = error_line(zk("--threads", "100000", "info", tmp_path / "big.zarr", expect=2))
+    assert "--threads" in line and "4096" in line, line
 
 
 def test_rectilinear_chunks_import_info_and_cp(tmp_path):

@@ -74,6 +74,43 @@ def test_zip_member_that_inflates_far_beyond_its_chunk_is_refused_before_inflati
     assert result["peak_kib"] < 150 * 1024, f"peak {result['peak_kib']} KiB"
 
 
+V2_ARRAY = json.dumps({"zarr_format": 2, "shape": [16], "chunks": [16], "dtype": "<u1", "compressor": None,
+                       "fill_value": 0, "order": "C", "filters": None})
+
+
+# A metadata document inside a zip archive that declares (and inflates to) 256 MiB, four times
+# the 64 MiB JSON limit, beside whatever makes the archive a node of its kind.
+@pytest.mark.parametrize("document, beside", [
+    ("zarr.json", {}),
+    (".zarray", {}),
+    (".zattrs", {".zarray": V2_ARRAY}),
+    (".zmetadata", {".zgroup": '{"zarr_format": 2}'}),
+])
+def test_a_zip_metadata_member_declaring_more_than_the_json_limit_is_refused_before_inflating(
+        tmp_path, document, beside):
+    archive = tmp_path / "meta-bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        for name, text in beside.items():
+            z.writestr(name, text)
+        with z.open(document, "w", force_zip64=True) as member:  # about 0.25 MB stored
+            member.write(b"{")
+            block = b" " * (16 * MiB)
+            for _ in range(16):
+                member.write(block)
+            member.write(b"}")
+    assert archive.stat().st_size < 2 * MiB
+    started = time.monotonic()
+    result = measured("info", archive)
+    elapsed = time.monotonic() - started
+    assert result["rc"] == 1, result
+    lines = error_lines(result)
+    assert len(lines) == 1 and "zarrkit: error:" in lines[0], result["stderr"]
+    assert document in lines[0] and f"declares {256 * MiB + 2} bytes" in lines[0] and "limit" in lines[0], lines[0]
+    # Refused by the size the archive declares: not even the 64 MiB up to the limit is inflated.
+    assert result["peak_kib"] < 48 * 1024, f"peak {result['peak_kib']} KiB"
+    assert elapsed < 10, f"{elapsed:.1f} s"
+
+
 def test_a_chunk_shape_beyond_the_chunk_limit_is_refused_before_any_read(tmp_path):
     # A 96 KB zstd chunk whose metadata declares a 4 GiB chunk: nothing is fetched or allocated.
     path = tmp_path / "huge.zarr"

@@ -77,6 +77,7 @@ def test_gpu_memory_store_without_gpu():
 DEFAULTS = {
     "num_threads": 0,
     "write_empty_chunks": False,
+    "durable_writes": False,
     "memory": "host",
     "shard_coalesce_gap_bytes": 64 << 10,
     "shard_read_window_bytes": 4 << 20,
@@ -197,6 +198,7 @@ def test_grouped_settings_set_get_and_scoped():
         ("remote.max_attempts", 1.5),
         ("remote.ca_bundle", 3),
         ("gpu.gds_piece_bytes", (1 << 30) + 1),
+        ("num_threads", 4097),
     ],
 )
 def test_bad_grouped_values_change_nothing(name, value):
@@ -216,3 +218,38 @@ def test_a_gds_store_takes_the_settings_it_is_made_under(tmp_path):
     with zarrkit.config.set({"gpu.gds_threads": 3}):
         store = zarrkit.storage.GDSStore(tmp_path / "h.zarr", threads=5)
     assert store.options["threads"] == 5
+
+
+def test_durable_writes_sync_what_local_and_zip_stores_write(tmp_path):
+    """With durable_writes on, the stores opened under it fsync each file before its rename
+    (seen through the CLI tests' LD_PRELOAD shim, which logs every fsync and rename)."""
+    zarrkit_bin = os.environ.get("ZARRKIT_BIN")
+    shim = os.path.join(os.path.dirname(zarrkit_bin), "libzarrkit_fault_shim.so") if zarrkit_bin else ""
+    if not os.path.exists(shim):
+        pytest.skip("the fault shim is built beside the zarrkit binary (set ZARRKIT_BIN)")
+    code = (
+        "import sys, numpy as np, zarrkit\n"
+        "durable = sys.argv[1] == '1'\n"
+        "with zarrkit.config.set(durable_writes=durable):\n"
+        "    zarrkit.create_array(sys.argv[2] + '/a.zarr', data=np.arange(12).reshape(3, 4), chunks=(3, 2))\n"
+        "    z = zarrkit.storage.ZipStore(sys.argv[2] + '/a.zip', mode='w')\n"
+        "    zarrkit.create_array(z, data=np.arange(4), chunks=(2,))\n"
+        "    z.close()\n"
+    )
+    for durable in ("1", "0"):
+        out = tmp_path / durable
+        out.mkdir()
+        log = tmp_path / f"calls-{durable}.log"
+        env = {**os.environ, "LD_PRELOAD": shim, "ZARRKIT_FAULT_LOG": str(log)}
+        proc = subprocess.run([sys.executable, "-c", code, durable, str(out)], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        calls = log.read_text().splitlines() if log.exists() else []
+        synced = [c.split(" ", 1)[1] for c in calls if c.startswith("fsync ")]
+        if durable == "1":
+            # zarr.json and 2 chunks of the array, each file before its rename; the zip archive.
+            assert sum(".zarrkit-tmp." in p and "a.zarr" in p for p in synced) == 3, calls
+            assert any(".a.zip.zarrkit-tmp." in p for p in synced), calls
+            assert str(out) in synced, calls  # the directory the archive was renamed into
+        else:
+            assert synced == [], calls

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "core/settings_env.h"
 #include "zarrkit/commands.h"
 #include "zarrkit/config.h"
 #include "zarrkit/error.h"
@@ -45,8 +46,13 @@ int run(int argc, const char* const* argv) {
   // effect while the command line is parsed, before the command runs.
   app.fallthrough();
   app.add_option_function<std::size_t>(
-         "--threads", [](const std::size_t& n) { global_config().num_threads = n; },
-         "threads that decode, encode and read (default 0: one per hardware thread; ZARRKIT_NUM_THREADS)")
+         "--threads",
+         [](const std::size_t& n) {
+           if (n > kMaxNumThreads) throw UsageError(fmt::format("--threads {}: at most {} threads", n, kMaxNumThreads));
+           global_config().num_threads = n;
+         },
+         "threads that decode, encode and read (default 0: one per hardware thread; at most 4096; "
+         "ZARRKIT_NUM_THREADS)")
       ->trigger_on_parse();
   add_info_command(app);
   add_export_command(app);

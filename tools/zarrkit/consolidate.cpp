@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "zarrkit/commands.h"
+#include "zarrkit/write_options.h"
 #include "zarrkit/error.h"
 #include "zarrkit/location.h"
 #include "zarrkit/stores/open_store.h"
@@ -35,6 +36,7 @@ void add_consolidate_command(CLI::App& app) {
       "consolidate", "store the metadata of every node below a group in one document (zarr-python's consolidated "
                      "metadata), so that the hierarchy opens with one read");
   cmd->add_option("group", *location, "the group")->required();
+  add_durable_flag(*cmd);
   cmd->footer("v3: inline in the group's zarr.json (\"consolidated_metadata\"); v2: .zmetadata. Run it again after "
               "changing the hierarchy: readers that use it do not see later changes.");
   cmd->callback([location] { run_consolidate(*location); });

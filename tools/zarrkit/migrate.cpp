@@ -125,6 +125,7 @@ void add_migrate_command(CLI::App& app) {
   cmd->add_option("version", options->version, "the Zarr version to migrate to: v3")->required();
   cmd->add_option("path", options->location, "the v2 array or group")->required();
   cmd->add_flag("--dry-run", options->dry_run, "print the zarr.json documents that would be written, write nothing");
+  add_durable_flag(*cmd);
   cmd->footer("Each node gets a zarr.json beside its v2 documents; the chunks keep their keys (the \"v2\" chunk key "
               "encoding). Codecs with no v3 form that reads the same bytes stop the migration before anything is "
               "written; `zarrkit cp --zarr-format 3` rewrites such arrays. Consolidated metadata is not carried: run "

@@ -10,6 +10,7 @@
 #include "zarrkit/app.h"
 #include "zarrkit/array.h"
 #include "zarrkit/commands.h"
+#include "zarrkit/write_options.h"
 #include "zarrkit/error.h"
 #include "zarrkit/location.h"
 #include "zarrkit/npy.h"
@@ -96,6 +97,7 @@ void add_resize_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("resize", "change an array's shape in place");
   cmd->add_option("array", resize->array, "the array")->required();
   cmd->add_option("shape", resize->shape, "the new shape, comma-separated: 100,20")->required();
+  add_durable_flag(*cmd);
   cmd->footer("Chunks wholly outside the new shape are deleted; elements beyond the old shape read as the "
               "fill value. The metadata is rewritten last.");
   cmd->callback([resize] { run_resize(*resize); });
@@ -106,6 +108,7 @@ void add_resize_command(CLI::App& app) {
   add->add_option("input", append->input, "the .npy file: the array's shape on every other axis, same dtype")
       ->required();
   add->add_option("--axis", append->axis, "the axis to grow (default 0)");
+  add_durable_flag(*add);
   add->callback([append] { run_append(*append); });
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <system_error>
@@ -10,9 +11,11 @@
 #include "engine/node_io.h"
 #include "stores/local_store_internal.h"
 #include "zarrkit/chunk_cache.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/group.h"
 #include "zarrkit/stores/local_store.h"
+#include "zarrkit/stores/zip_store.h"
 
 namespace zarrkit::cli {
 namespace fs = std::filesystem;
@@ -39,6 +42,22 @@ int rename_path(const fs::path& from, const fs::path& to) {
   return retry_eintr([&] { return ::rename(from.c_str(), to.c_str()); });
 }
 
+// With durable writes, the renames that put a node in place count once the directory that
+// holds it is synced (the files inside were synced as they were written).
+void sync_parent_if_durable(const fs::path& node) {
+  if (!current_config().durable_writes) return;
+  const fs::path parent = node.parent_path().empty() ? fs::path(".") : node.parent_path();
+  const int fd = retry_eintr([&] { return ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+  if (fd < 0) fail_io("cannot sync the directory \"{}\" of the new node: {}", parent.string(), errno_text(errno));
+  const int result = retry_eintr([&] { return ::fsync(fd); });
+  const int error = errno;
+  ::close(fd);
+  if (result != 0) {
+    fail_io("the new node is in place at \"{}\" but its directory could not be synced: {}", node.string(),
+            errno_text(error));
+  }
+}
+
 }  // namespace
 
 void remove_abandoned_staging(const fs::path& destination) {
@@ -55,7 +74,19 @@ void remove_abandoned_staging(const fs::path& destination) {
 StagedNodeWrite::StagedNodeWrite(const StoreLocation& dest, bool overwrite, int zarr_format)
     : dest_(dest), target_(dest) {
   auto local = std::dynamic_pointer_cast<LocalStore>(dest.store);
-  if (!local) return;
+  if (!local) {
+    if (dynamic_cast<ZipStore*>(dest.store.get()) != nullptr || !dest.store->capabilities().writable) return;
+    const auto existing = probe_node(*dest.store, dest.path);
+    if (existing && !overwrite) return;  // Array::create or Group::create refuses, naming the node
+    // With overwrite, whatever is under the destination now goes at the commit unless the new
+    // node has it: the old node's keys, and those of a killed writer.
+    std::vector<std::string> old_keys;
+    if (overwrite && dest.store->capabilities().listable) old_keys = dest.store->list(dest.path);
+    const auto placement = existing ? NodeWriteView::Placement::kBeside : NodeWriteView::Placement::kInPlace;
+    view_ = std::make_shared<NodeWriteView>(dest.store, dest.path, placement, std::move(old_keys));
+    target_ = StoreLocation{view_, dest.path};
+    return;
+  }
   destination_ = dest.path.empty() ? local->root() : local->root() / dest.path;
   remove_abandoned_staging(destination_);
   const auto existing = probe_node(*dest.store, dest.path);
@@ -76,12 +107,19 @@ StagedNodeWrite::StagedNodeWrite(const StoreLocation& dest, bool overwrite, int 
 }
 
 StagedNodeWrite::~StagedNodeWrite() {
+  if (view_ && !committed_) view_->discard();
   if (staging_.empty()) return;
   std::error_code ec;
   fs::remove_all(staging_, ec);
 }
 
 void StagedNodeWrite::commit() {
+  if (view_) {
+    view_->commit();
+    committed_ = true;
+    forget_cached_chunks(*dest_.store, dest_.path);  // keys copied into place on the server
+    return;
+  }
   if (staging_.empty()) return;
   target_.store.reset();  // nothing writes into the staging directory any more
   if (!replaces_existing_node_) {
@@ -91,6 +129,7 @@ void StagedNodeWrite::commit() {
     }
     staging_.clear();
     forget_cached_chunks(*dest_.store, dest_.path);  // written around the store
+    sync_parent_if_durable(destination_);
     return;
   }
   if (!exchange_directories(staging_, destination_)) {
@@ -111,10 +150,11 @@ void StagedNodeWrite::commit() {
     staging_ = aside;
   }
   forget_cached_chunks(*dest_.store, dest_.path);  // the old node's chunks, swapped out around the store
-  // staging_ now holds the old node: removed by the destructor (or, after a crash, by the next writer).
+  // staging_ now holds the old node: removed here (or, after a crash, by the next writer).
   std::error_code ec;
   fs::remove_all(staging_, ec);
   staging_.clear();
+  sync_parent_if_durable(destination_);
 }
 
 }  // namespace zarrkit::cli

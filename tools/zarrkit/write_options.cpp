@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "zarrkit/app.h"
+#include "zarrkit/config.h"
 #include "zarrkit/error.h"
 #include "zarrkit/metadata.h"
 
@@ -49,6 +50,17 @@ void add_write_options(CLI::App& command, WriteOptions& o) {
                      "comma-separated dimension names (v2: stored as the _ARRAY_DIMENSIONS attribute)");
   command.add_flag("--overwrite", o.overwrite, "replace an existing node at the destination");
   command.add_flag("--write-empty-chunks", o.write_empty_chunks, "also store chunks that are all fill value");
+  add_durable_flag(command);
+}
+
+void add_durable_flag(CLI::App& command) {
+  // Set while the command line is parsed: the stores the command opens take it then.
+  command
+      .add_flag_callback(
+          "--durable", [] { global_config().durable_writes = true; },
+          "sync every file written to disk, then its directory, before the write counts as done (local "
+          "directories and zip archives; S3 acknowledges only stored objects anyway)")
+      ->trigger_on_parse();
 }
 
 namespace {

@@ -30,7 +30,9 @@ struct WriteOptions {
   bool write_empty_chunks = false;
 };
 
-void add_write_options(CLI::App& command, WriteOptions& options);
+void add_write_options(CLI::App& command, WriteOptions& options);  // --durable included
+// --durable, for every command that writes: local writes are synced (Config::durable_writes).
+void add_durable_flag(CLI::App& command);
 
 // The parsed forms; each throws UsageError naming the option.
 Shape parse_chunks_option(const std::string& text, std::size_t ndim);

@@ -14,6 +14,7 @@
 //              upload (parts in parallel), which is aborted on failure. Either way the object
 //              appears whole or not at all.
 //   erase      DELETE; erase_prefix lists and deletes in DeleteObjects batches of 1000.
+//   copy       CopyObject (a PUT naming the source object in x-amz-copy-source).
 //   list       ListObjectsV2 with pagination; list_dir uses the '/' delimiter. Objects whose
 //              names are not valid store keys ("a//b", "dir/" markers) are skipped.
 //
@@ -88,6 +89,12 @@ class S3Store : public Store {
   void erase_prefix(std::string_view prefix) override;
   std::vector<std::string> list(std::string_view prefix = "") override;
   DirListing list_dir(std::string_view prefix) override;
+
+  // Copies the value of `from` to `to` on the server (CopyObject: the bytes do not pass
+  // through this process), replacing what `to` held; NotFoundError when `from` is absent.
+  // S3 copies objects of at most 5 GiB this way (kMaxCopyBytes); larger ones need get and set.
+  void copy(std::string_view from, std::string_view to);
+  static constexpr std::uint64_t kMaxCopyBytes = std::uint64_t{5} << 30;
 
   // ---- Conditional writes (optimistic concurrency) ----
   // HEAD: size and ETag, or nullopt when absent.

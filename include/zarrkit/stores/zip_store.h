@@ -15,8 +15,10 @@
 // file beside the archive (memory stays small whatever is written), erase() and
 // overwrites only mark members. flush() then writes a new archive (the members kept are
 // copied as they are, compressed bytes included, the new ones added uncompressed) to a
-// temporary file and renames it over the old one, so a reader or a crash sees the old
-// archive or the new one, never a mix. Unlike zarr-python, which appends a duplicate member
+// temporary file beside it (".<archive>.zarrkit-tmp.<pid>-<random>") and renames it over the
+// old one, so a reader or a crash sees the old archive or the new one, never a mix. With
+// `durable` (or the durable_writes setting) the new archive is synced before that rename and
+// the directory after it. Unlike zarr-python, which appends a duplicate member
 // and warns, an overwritten or erased key is really gone: zarrkit's archives never hold a
 // name twice (duplicates found in an archive are dropped when zarrkit rewrites it). Reads
 // through the store see pending writes at once. A store destroyed while an exception
@@ -67,6 +69,10 @@ struct ZipStoreOptions {
   // lock on it while they do), else once they are older than this (a live writer keeps
   // touching its own).
   double stale_temp_seconds = 3600.0;
+  // Writable only: sync the new archive to disk before renaming it over the old one, and the
+  // directory after, so that a flushed archive survives a power loss; also on when the
+  // durable_writes setting (config.h) is, when the store is opened.
+  bool durable = false;
 };
 
 class ZipStore : public Store {

@@ -519,6 +519,30 @@ DirListing S3Store::list_dir(std::string_view prefix) {
   return listing;
 }
 
+void S3Store::copy(std::string_view from, std::string_view to) {
+  validate_key(from);
+  validate_key(to);
+  impl_->require_writable("copy to", to);
+  const std::string source = "/" + impl_->endpoint->bucket() + "/" + uri_encode(impl_->object_key(from), true);
+  bool missing = false;
+  impl_->run_one(impl_->make("PUT", impl_->object_key(to), {}, {{"x-amz-copy-source", source}}),
+                 [&](std::size_t, HttpResponse& r) {
+                   if (auto v = impl_->verdict(r)) return *v;
+                   if (r.status == 404) {
+                     missing = true;
+                     return Verdict::accept();
+                   }
+                   if (r.status != 200) return Verdict::fail(Impl::failure_text(r));
+                   // S3 may answer 200 and report the failure in the body.
+                   if (auto error = parse_s3_error(r.body.empty() ? ByteView() : r.body.view())) {
+                     if (retryable_code(error->code)) return Verdict::retry("CopyObject: " + error->code);
+                     return Verdict::fail(fmt::format("CopyObject failed: {}: {}", error->code, error->message));
+                   }
+                   return Verdict::accept();
+                 });
+  if (missing) fail_not_found("{}: cannot copy \"{}\" to \"{}\": there is no such object", describe(), from, to);
+}
+
 std::optional<S3ObjectInfo> S3Store::head(std::string_view key) {
   validate_key(key);
   return impl_->head(key);

@@ -249,6 +249,44 @@ TEST(S3Store, ConditionalWrites) {
   EXPECT_TRUE(f.store->set_if_absent("new", as_bytes("value")));
 }
 
+TEST(S3Store, CopiesObjectsOnTheServer) {
+  Fixture f;
+  f.store->set("a/.staged/c/0", as_bytes("new value"));
+  f.server->log.clear();
+  f.store->copy("a/.staged/c/0", "a/c/0");
+  ASSERT_EQ(f.server->log.size(), 1u);
+  const HttpRequest& copy = f.server->log[0];
+  EXPECT_EQ(copy.method, "PUT");
+  EXPECT_EQ(copy.url, "http://fake-s3/bucket/root/data.zarr/a/c/0");
+  EXPECT_EQ(FakeS3Server::header(copy, "x-amz-copy-source"), "/bucket/root/data.zarr/a/.staged/c/0");
+  EXPECT_TRUE(copy.body.empty());  // the bytes stay on the server
+  EXPECT_EQ(text(f.store->get("a/c/0")), "new value");
+  EXPECT_THROW(f.store->copy("a/missing", "a/c/1"), NotFoundError);
+  EXPECT_FALSE(f.store->exists("a/c/1"));
+}
+
+TEST(S3Store, CopyFailuresReportedInA200BodyAreRetriedOrReported) {
+  Fixture f;
+  f.store->set("from", as_bytes("v"));
+  int answered = 0;
+  std::string code = "InternalError";
+  f.server->intercept = [&](const HttpRequest& r) -> std::optional<HttpResponse> {
+    if (FakeS3Server::header(r, "x-amz-copy-source").empty() || answered++ > 0) return std::nullopt;
+    return FakeS3Server::respond(200, "<Error><Code>" + code + "</Code><Message>m</Message></Error>");
+  };
+  f.store->copy("from", "to");  // the first answer is a 200 carrying InternalError: retried
+  EXPECT_EQ(answered, 2);
+  EXPECT_EQ(text(f.store->get("to")), "v");
+  answered = 0;
+  code = "AccessDenied";
+  try {
+    f.store->copy("from", "to2");
+    FAIL() << "a copy refused in its answer's body succeeded";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("CopyObject failed: AccessDenied"), std::string::npos) << e.what();
+  }
+}
+
 TEST(S3Store, ReadOnlyStoresRefuseWrites) {
   S3Options options;
   options.read_only = true;

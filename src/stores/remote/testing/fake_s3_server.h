@@ -1,7 +1,7 @@
 // Tests only: an HttpTransport that behaves like a small S3 server for one endpoint
 // (path-style URLs "http://fake-s3/BUCKET/KEY?QUERY"): objects, Range GETs, HEAD, DELETE,
 // ListObjectsV2 (prefix, delimiter, max-keys, continuation tokens, encoding-type=url),
-// DeleteObjects, multipart uploads, If-None-Match / If-Match. It checks what a real server
+// DeleteObjects, multipart uploads, CopyObject, If-None-Match / If-Match. It checks what a real server
 // checks on uploads (Content-MD5, x-amz-content-sha256, the checksum header) and records
 // every request, and lets a test answer chosen requests with a failure instead.
 #pragma once
@@ -140,6 +140,13 @@ class FakeS3Server final : public HttpTransport {
       if (auto bad = check_upload(r)) return *bad;
       uploads[query.at("uploadId")][std::stoi(query.at("partNumber"))] = std::string(as_chars(r.body));
       return respond(200, "", {{"etag", "\"" + payload_digests(r.body).md5_hex + "\""}});
+    }
+    if (r.method == "PUT" && !header(r, "x-amz-copy-source").empty()) {  // CopyObject
+      const std::string source = uri_decode(header(r, "x-amz-copy-source").substr(1));  // "/bucket/key"
+      auto from = objects.find(source);
+      if (from == objects.end()) return error(404, "NoSuchKey");
+      store(name, from->second, etags[source]);
+      return respond(200, "<CopyObjectResult><ETag>" + xml_escape(etags[source]) + "</ETag></CopyObjectResult>");
     }
     if (r.method == "PUT") {
       if (auto bad = check_upload(r)) return *bad;
