@@ -168,7 +168,9 @@ TEST(BytesCodec, SubByteTypesClearTheHighBits) {
     const ChunkSpec spec{{4}, dtype, FillValue::zero(dtype)};
     for (const auto& entry : {nlohmann::json{{"name", "bytes"}}, bytes_with("big")}) {
       const auto codec = make(entry, dtype);
-      EXPECT_EQ(codec->to_json(), (nlohmann::json{{"name", "bytes"}})) << dtype.name();  // no endian: one byte
+      // One byte each: no endian is recorded, and one given is kept as written (the codecs
+      // around it may still see a wider type, as after cast_value).
+      EXPECT_EQ(codec->to_json(), entry) << dtype.name();
       const std::vector<std::uint8_t> stored = {0xf1, 0x02, 0x83, 0xff};
       std::vector<std::uint8_t> expected;
       for (auto b : stored) expected.push_back(static_cast<std::uint8_t>(b & mask));

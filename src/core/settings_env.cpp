@@ -135,7 +135,7 @@ Config config_from_environment(const EnvironmentLookup& environment) {
   const Reader env(environment);
   Config c;
   if (auto v = env.non_negative_integer("ZARRKIT_NUM_THREADS")) {
-    if (*v > kMaxNumThreads) fail_invalid("ZARRKIT_NUM_THREADS is {}: at most {} threads", *v, kMaxNumThreads);
+    if (*v > kMaxNumThreads) fail_invalid("ZARRKIT_NUM_THREADS is \"{}\": at most {} threads", *v, kMaxNumThreads);
     c.num_threads = to_size(*v);
   }
   if (auto v = env.boolean("ZARRKIT_DURABLE_WRITES")) c.durable_writes = *v;

@@ -28,6 +28,8 @@ class GetCountingStore : public Store {
     keys_.emplace_back(key);
     return inner_->get(key, prototype, range);
   }
+  // A size is the inner store's (a lookup in memory), not a get: read_json asks for it first.
+  std::optional<std::uint64_t> size(std::string_view key) override { return inner_->size(key); }
   void set(std::string_view key, ByteView value) override { inner_->set(key, value); }
   void erase(std::string_view key) override { inner_->erase(key); }
   std::vector<std::string> list(std::string_view prefix) override {
