@@ -11,7 +11,7 @@
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
 # first_read first_read_old compare; and, not run by default, zstd (zarrkit's zstd kernels:
-# tests, sanitizers, zarrkit_zstd_bench), wheel_gpu (a zarrkit-*.whl put in the carry folder), demo_gpu (zarrkit_demo put there), multi_tests dask_large
+# tests, sanitizers, zarrkit_zstd_bench), wheel_gpu (a zarrkit-*.whl put in the carry folder), demo_gpu (zarrkit_demo put there), gpu_fuzz, multi_tests dask_large
 # multi_bench multi_stats racecheck xarray_load: the multi-device tests, Dask-CUDA on an array larger than one GPU
 # (DASK_GPUS, default 0,1; DASK_K: a pytest -k expression), bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default
 # all; MULTI_CASES, MULTI_WAYS, MULTI_REPS) and, after it, the read counters of one GPU and of
@@ -306,6 +306,20 @@ stage "the demo with its GPU section"
 strip -o "$work/bin/zarrkit_demo" "$carry/zarrkit_demo"
 (cd /tmp && timeout 400 "$work/bin/zarrkit_demo" --dir /tmp/zk_demo) > "$out/demo_gpu.log" 2>&1
 echo "demo rc $?"; tail -40 "$out/demo_gpu.log"; rm -rf /tmp/zk_demo
+fi
+
+if [[ " ${STAGES:-} " == *" gpu_fuzz "* ]]; then
+# Mutation fuzzing of the device decoders (src/gpu/gpu_fuzz_test.cpp): GPU_FUZZ_ROUNDS rounds
+# per chain plainly (default 40), then GPU_FUZZ_MEMCHECK_ROUNDS (default 8) under memcheck with
+# another seed.
+stage "device decoders fuzzed, plainly and under memcheck"
+{
+  ZARRKIT_GPU_FUZZ_ROUNDS=${GPU_FUZZ_ROUNDS:-40} timeout 200 "$work/bin/gpu_tests" --gtest_filter='GpuFuzz.*'
+  echo "gpu_fuzz rc $?"
+  ZARRKIT_GPU_FUZZ_ROUNDS=${GPU_FUZZ_MEMCHECK_ROUNDS:-8} ZARRKIT_GPU_FUZZ_SEED=7 \
+    sanitize memcheck 240 'GpuFuzz.*' "gpu_fuzz memcheck"
+} > "$out/gpu_fuzz.log" 2>&1
+grep -E "rc [0-9]+|ERROR SUMMARY|device fuzzing|^\[  (PASSED|FAILED) |Failure|decoded a damaged" "$out/gpu_fuzz.log" | head -30
 fi
 
 stage "done"
