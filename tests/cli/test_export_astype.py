@@ -119,10 +119,11 @@ def test_astype_converts_only_what_npy_cannot_name(tmp_path):
     out = np.load(tmp_path / "out.npy")
     assert out.dtype == np.dtype("<i2")
     np.testing.assert_array_equal(out, a)
-    for astype, words in [("float32", "converts only bfloat16"), ("complex256", "not a type export converts to")]:
+    for astype in ["float32", "complex256"]:
         proc = zk("export", tmp_path / "i.zarr", tmp_path / "bad.npy", "--astype", astype, expect=2)
+        words = "converts only the types .npy has no name for"
         assert words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert not (tmp_path / "bad.npy").exists()
     write_bfloat16_array(tmp_path / "bf.zarr", bfloat16_sample())
     proc = zk("export", tmp_path / "bf.zarr", tmp_path / "bad.npy", "--astype", "float16", expect=2)
-    assert "not a type export converts to" in proc.stderr
+    assert "not a type export converts bfloat16 to" in proc.stderr
