@@ -139,7 +139,8 @@ def to_dask(array: Any, chunks: Any = None, *, device: bool = False, name: str |
     import dask.array as da
 
     if chunks is None:
-        chunks = array.shards or array.chunks
+        # A rectilinear grid has no one chunk shape: Dask takes its sizes listed per axis.
+        chunks = array.write_chunk_sizes if array._impl.is_rectilinear else (array.shards or array.chunks)
     named = {} if name is None else {"name": name}
     if not device:
         return da.from_array(array, chunks=chunks, lock=False, asarray=False, fancy=False, **named)

@@ -139,3 +139,33 @@ def test_strings_on_a_rectilinear_grid(store):
     a[8:22] = "x"
     words[8:22] = "x"
     np.testing.assert_array_equal(zarrkit.open_array(store, path="s")[...], words)
+
+
+def test_to_dask_takes_one_block_per_stored_chunk(store):
+    pytest.importorskip("dask")
+    a = make(store)
+    x = zarrkit.to_dask(a)
+    assert x.chunks == ((10, 10, 5, 5), (4, 3))
+    np.testing.assert_array_equal(x.compute(), reference())
+
+
+def test_xarray_reads_them_as_engine_zarr_does_with_zarr_python_34(tmp_path):
+    """chunks and shards in the encoding: one size per axis where the sizes don't vary, the
+    listed sizes where they do, as xarray's own engine gives them with zarr-python 3.4."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("dask")
+    path = str(tmp_path / "d.zarr")
+    group = zarrkit.open_group(path, mode="w")
+    group.create_array("v", data=reference(), chunks=CHUNKS, dimension_names=["y", "x"])
+    group.create_array("w", data=reference(), chunks=(5, 4), shards=[[10, 20], 8], dimension_names=["y", "x"])
+    ds = xr.open_dataset(path, engine="zarrkit")
+    assert ds["v"].encoding["chunks"] == ((10, 10, 5, 5), 4)
+    assert ds["v"].encoding["preferred_chunks"] == {"y": (10, 10, 5, 5), "x": 4}
+    assert ds["v"].encoding["shards"] is None
+    assert ds["w"].encoding["chunks"] == (5, 4)
+    assert ds["w"].encoding["shards"] == ((10, 20), 7)
+    np.testing.assert_array_equal(ds["v"].values, reference())
+    chunked = xr.open_dataset(path, engine="zarrkit", chunks={})
+    assert chunked["v"].chunks == ((10, 10, 5, 5), (4, 3))
+    assert chunked["w"].chunks == ((5, 5, 5, 5, 5, 5), (4, 3))
+    np.testing.assert_array_equal(chunked["w"].values, reference())
