@@ -47,6 +47,20 @@ ArraySpec array_spec_from_python(const json& j, nb::handle fill) {
   spec.zarr_format = j.at("zarr_format").get<int>();
   spec.shape = j.at("shape").get<Shape>();
   spec.chunks = j.value("chunks", Shape{});
+  if (const auto rect = j.find("rectilinear_chunks"); rect != j.end()) {
+    // Per axis: a size (a regular axis) or the list of the chunks' sizes.
+    std::vector<AxisGrid> axes;
+    for (const json& axis : *rect) {
+      if (!axis.is_array()) {
+        axes.push_back(AxisGrid::regular(axis.get<std::uint64_t>()));
+        continue;
+      }
+      std::vector<ChunkRun> runs;
+      for (const json& size : axis) runs.push_back({size.get<std::uint64_t>(), 1});
+      axes.push_back(AxisGrid::explicit_runs(runs));
+    }
+    spec.rectilinear_chunks = ChunkGrid(std::move(axes));
+  }
   spec.dtype = dtype_from_python(j.at("dtype"));
   if (spec.zarr_format == 3) {
     spec.dtype = spec.dtype.with_storage_endian(std::nullopt);
@@ -99,6 +113,24 @@ nb::object storage_info_dict(const StorageInfo& info) {
   return d;
 }
 
+// Per axis, the sizes of the grid's chunks inside the array (the last one cut by the
+// extent), as zarr-python's write_chunk_sizes lists them.
+std::vector<std::vector<std::uint64_t>> chunk_sizes_inside(const ArrayMetadata& m) {
+  // A list per axis: refuse one longer than a Python list of that many ints can reasonably be.
+  constexpr std::uint64_t kMaxListed = std::uint64_t{1} << 26;
+  const ChunkGrid grid = m.chunk_grid();
+  const Shape counts = grid.grid_shape(m.shape);
+  std::vector<std::vector<std::uint64_t>> sizes(m.ndim());
+  for (std::size_t a = 0; a < m.ndim(); ++a) {
+    if (counts[a] > kMaxListed) fail_resource("axis {} has {} chunks, too many to list", a, counts[a]);
+    for (std::uint64_t c = 0; c < counts[a]; ++c) {
+      const std::uint64_t origin = grid.axis(a).origin(c);
+      sizes[a].push_back(std::min(grid.axis(a).size(c), m.shape[a] - origin));
+    }
+  }
+  return sizes;
+}
+
 }  // namespace
 
 void bind_arrays(nb::module_& m) {
@@ -111,7 +143,14 @@ void bind_arrays(nb::module_& m) {
       .def_prop_ro("store", [](const Array& a) { return StoreHandle{a.store()}; })
       .def_prop_ro("shape", [](const Array& a) { return a.shape(); })
       .def_prop_ro("chunk_shape", [](const Array& a) { return a.metadata().chunk_shape; },
-                   "The chunk grid's chunk shape (the shard shape for sharded arrays).")
+                   "The chunk grid's chunk shape (the shard shape for sharded arrays); for a rectilinear grid "
+                   "its largest chunk.")
+      .def_prop_ro("is_rectilinear", [](const Array& a) { return a.metadata().is_rectilinear(); },
+                   "Whether the chunk grid is rectilinear (chunk sizes listed per axis).")
+      .def_prop_ro("chunk_grid_shape", [](const Array& a) { return a.metadata().chunk_grid_shape(); },
+                   "The number of chunks (shards, for sharded arrays) along each axis.")
+      .def_prop_ro("chunk_sizes", [](const Array& a) { return chunk_sizes_inside(a.metadata()); },
+                   "Per axis, the sizes of the chunks (shards) inside the array's extent.")
       .def_prop_ro("zarr_format", [](const Array& a) { return a.metadata().zarr_format; })
       .def_prop_ro("dtype_name", [](const Array& a) { return a.dtype().name(); })
       .def_prop_ro("numpy_descr", [](const Array& a) { return numpy_descr(a.dtype()).dump(); },

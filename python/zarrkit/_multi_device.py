@@ -112,6 +112,24 @@ def write_devices(array: Any, parts: Sequence[tuple[Any, Any]]) -> None:
     del keep
 
 
+class _HostChunks:
+    """What Dask reads the blocks of an array on a rectilinear grid from: Dask asks its source
+    for `chunks` and expects an int per axis, which such an array does not have (it raises,
+    as zarr-python's does)."""
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+        self.shape = array.shape
+        self.dtype = array.dtype
+        self.ndim = array.ndim
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.array[key]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_HostChunks, (self.array,))
+
+
 class _DeviceChunks:
     """What Dask reads a device-backed array's blocks from: each block is read into a CuPy
     array on the current device (a Dask-CUDA worker's own GPU)."""
@@ -139,10 +157,12 @@ def to_dask(array: Any, chunks: Any = None, *, device: bool = False, name: str |
     import dask.array as da
 
     if chunks is None:
-        chunks = array.shards or array.chunks
+        # A rectilinear grid has no one chunk shape: Dask takes its sizes listed per axis.
+        chunks = array.write_chunk_sizes if array._impl.is_rectilinear else (array.shards or array.chunks)
     named = {} if name is None else {"name": name}
     if not device:
-        return da.from_array(array, chunks=chunks, lock=False, asarray=False, fancy=False, **named)
+        source = _HostChunks(array) if array._impl.is_rectilinear else array
+        return da.from_array(source, chunks=chunks, lock=False, asarray=False, fancy=False, **named)
     cupy = _device._cupy()
     meta = cupy.empty((0,) * array.ndim, dtype=array.dtype)
     return da.from_array(_DeviceChunks(array), chunks=chunks, lock=False, asarray=False, fancy=False, meta=meta,

@@ -234,7 +234,21 @@ class Array:
 
     @property
     def chunk_shape(self) -> list[int]:
-        """The chunk grid's chunk shape (the shard shape for sharded arrays)."""
+        """
+        The chunk grid's chunk shape (the shard shape for sharded arrays); for a rectilinear grid its largest chunk.
+        """
+
+    @property
+    def is_rectilinear(self) -> bool:
+        """Whether the chunk grid is rectilinear (chunk sizes listed per axis)."""
+
+    @property
+    def chunk_grid_shape(self) -> list[int]:
+        """The number of chunks (shards, for sharded arrays) along each axis."""
+
+    @property
+    def chunk_sizes(self) -> list[list[int]]:
+        """Per axis, the sizes of the chunks (shards) inside the array's extent."""
 
     @property
     def zarr_format(self) -> int: ...

@@ -225,6 +225,34 @@ def _shape_tuple(shape: Any, what: str) -> tuple[int, ...]:
         raise InvalidArgumentError(f"{what} must be an integer or a sequence of integers, got {shape!r}") from None
 
 
+def _rectilinear_chunks(chunks: Any, shape: tuple[int, ...], what: str) -> list[Any] | None:
+    """Per axis a size or the list of the chunks' sizes (a rectilinear grid), when `chunks`
+    lists sizes for some axis; None for a regular chunk shape. Listed sizes must be positive
+    and sum to the axis's extent, as zarr-python requires of a new array."""
+    if chunks is None or isinstance(chunks, (str, int, np.integer, Mapping)):
+        return None
+    entries = list(chunks)
+    if not any(isinstance(e, (list, tuple, np.ndarray)) for e in entries):
+        return None
+    if len(entries) != len(shape):
+        raise InvalidArgumentError(f"{what} {chunks} must have one entry per axis of shape {shape}")
+    out: list[Any] = []
+    for axis, (entry, extent) in enumerate(zip(entries, shape, strict=True)):
+        if isinstance(entry, (list, tuple, np.ndarray)):
+            sizes = [int(s) for s in entry]
+            if not sizes or any(s < 1 for s in sizes):
+                raise InvalidArgumentError(f"{what}: axis {axis} must list positive chunk sizes, got {list(entry)}")
+            if sum(sizes) != extent:
+                raise InvalidArgumentError(f"{what}: the chunk sizes {sizes} of axis {axis} do not sum to {extent}")
+            out.append(sizes)
+        else:
+            size = int(entry)
+            if size < 1:
+                raise InvalidArgumentError(f"{what}: axis {axis} chunk size must be positive, got {entry}")
+            out.append(size)
+    return out
+
+
 def _chunk_tuple(chunks: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
     """None for automatic chunks; -1 or None entries mean the whole axis."""
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
@@ -318,6 +346,17 @@ def create_array(
         raise InvalidArgumentError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     shape_t = _shape_tuple(shape, "shape")
     engine_dtype, dt = dtype_spec(np.float64 if dtype is None else dtype)
+    # Listed chunk sizes on some axis: a rectilinear grid (Zarr v3), of chunks or of shards.
+    rectilinear = _rectilinear_chunks(shards if shards is not None else chunks, shape_t,
+                                      "shards" if shards is not None else "chunks")
+    if shards is not None and _rectilinear_chunks(chunks, shape_t, "chunks") is not None:
+        raise InvalidArgumentError(
+            "the chunks inside shards are all of one shape: give chunk sizes that vary to shards= instead"
+        )
+    if rectilinear is not None and zarr_format != 3:
+        raise InvalidArgumentError("rectilinear chunk grids (chunk sizes listed per axis) are a Zarr v3 feature")
+    if rectilinear is not None and shards is None:
+        chunks = None
     chunk_t = _chunk_tuple(chunks, shape_t)
     if compressor != "auto":
         if compressors != "auto":
@@ -340,12 +379,21 @@ def create_array(
             if shards is not None:
                 if isinstance(shards, Mapping):
                     shards = shards["shape"]
-                shard_t = _chunk_tuple(shards, shape_t)
+                shard_t = (
+                    _chunk_tuple(shards, shape_t)
+                    if rectilinear is None
+                    else tuple(max(a) if isinstance(a, list) else a for a in rectilinear)
+                )
                 if shard_t is None:
                     raise InvalidArgumentError("shards must be a shape (automatic shards are not supported)")
                 if chunk_t is None:
                     raise InvalidArgumentError("pass chunks= (the inner chunk shape) together with shards=")
-                bad = [i for i, (s, c) in enumerate(zip(shard_t, chunk_t, strict=True)) if s % c]
+                shard_sizes = (
+                    [[s] for s in shard_t]
+                    if rectilinear is None
+                    else [a if isinstance(a, list) else [a] for a in rectilinear]
+                )
+                bad = [i for i, (s, c) in enumerate(zip(shard_sizes, chunk_t, strict=True)) if any(x % c for x in s)]
                 if bad:
                     raise InvalidArgumentError(
                         f"the shard shape {shard_t} must be a multiple of the chunk shape {chunk_t} on every axis"
@@ -387,7 +435,9 @@ def create_array(
             filter_list = [_codecs.v2_entry(c, engine_dtype) for c in _codecs.as_list(filters)]
             spec["filters"] = filter_list or None
         spec["order"] = order or "C"
-    if chunk_t is not None:
+    if rectilinear is not None:
+        spec["rectilinear_chunks"] = rectilinear
+    elif chunk_t is not None:
         spec["chunks"] = list(chunk_t)
     if chunk_key_encoding is not None:
         spec["chunk_key_encoding"] = _chunk_key_encoding(chunk_key_encoding)

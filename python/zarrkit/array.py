@@ -61,8 +61,8 @@ class ArrayInfo:
     data_type: str
     fill_value: Any
     shape: tuple[int, ...]
-    shard_shape: tuple[int, ...] | None
-    chunk_shape: tuple[int, ...]
+    shard_shape: tuple[int, ...] | str | None  # "<variable>" for a rectilinear grid
+    chunk_shape: tuple[int, ...] | str
     order: str
     read_only: bool
     store_type: str
@@ -213,23 +213,57 @@ class Array:
 
     @property
     def chunks(self) -> tuple[int, ...]:
-        """The chunk shape; for sharded arrays the inner chunks inside each shard."""
+        """The chunk shape; for sharded arrays the inner chunks inside each shard.
+
+        Undefined (NotImplementedError, as in zarr-python) for an array on a rectilinear
+        chunk grid without sharding: see ``read_chunk_sizes``."""
         sharding = self._sharding()
         if sharding is not None:
             return tuple(sharding["chunk_shape"])
+        if self._impl.is_rectilinear:
+            raise NotImplementedError(
+                "The `chunks` attribute is only defined for arrays using regular chunk grids. This array has a "
+                "rectilinear chunk grid. Use `read_chunk_sizes` for general access."
+            )
         return tuple(self._impl.chunk_shape)
 
     @property
     def shards(self) -> tuple[int, ...] | None:
-        """The shard shape of sharded arrays, else None."""
+        """The shard shape of sharded arrays, else None.
+
+        Undefined (NotImplementedError, as in zarr-python) for shards on a rectilinear grid:
+        see ``write_chunk_sizes``."""
         if self._sharding() is None:
             return None
+        if self._impl.is_rectilinear:
+            raise NotImplementedError(
+                "The `shards` attribute is only defined for arrays using regular chunk grids. This array has a "
+                "rectilinear chunk grid. Use `write_chunk_sizes` for general access."
+            )
         return tuple(self._impl.chunk_shape)
+
+    @property
+    def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Per axis, the sizes of the chunks as stored (the shards, for sharded arrays), the
+        last one cut by the array's extent; for regular and rectilinear grids alike."""
+        return tuple(tuple(axis) for axis in self._impl.chunk_sizes)
+
+    @property
+    def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Per axis, the sizes of the chunks a read decodes: the inner chunks of sharded
+        arrays, else the same as ``write_chunk_sizes``."""
+        sharding = self._sharding()
+        if sharding is None:
+            return self.write_chunk_sizes
+        return tuple(
+            tuple(min(c, s - start) for start in range(0, s, c))
+            for s, c in zip(self.shape, sharding["chunk_shape"], strict=True)
+        )
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
         """The number of chunks (shards, for sharded arrays) along each axis."""
-        return tuple(-(-s // c) for s, c in zip(self.shape, self._impl.chunk_shape, strict=True))
+        return tuple(self._impl.chunk_grid_shape)
 
     @property
     def nchunks(self) -> int:
@@ -307,14 +341,15 @@ class Array:
     def _info(self, complete: bool) -> ArrayInfo:
         filters, serializer, compressors = self._codec_groups()
         stored = self._impl.storage_info() if complete else None
+        sharded = self._sharding() is not None
         return ArrayInfo(
             type="Array",
             zarr_format=self.zarr_format,
             data_type=str(self._impl.dtype_name),
             fill_value=self.fill_value,
             shape=self.shape,
-            shard_shape=self.shards,
-            chunk_shape=self.chunks,
+            shard_shape="<variable>" if self._impl.is_rectilinear and sharded else self.shards,
+            chunk_shape="<variable>" if self._impl.is_rectilinear and not sharded else self.chunks,
             order=self.order,
             read_only=self.read_only,
             store_type=type(self._store).__name__,

@@ -111,6 +111,20 @@ def _dimensions_and_attributes(array: Any, name: str) -> tuple[tuple[str, ...], 
     return tuple(attributes.pop(DIMENSION_KEY)), attributes
 
 
+def _sizes_per_axis(sizes: tuple[tuple[int, ...], ...]) -> tuple[int | tuple[int, ...], ...]:
+    """Per axis, one size where the chunks are all of it (the last one maybe cut by the
+    extent), else the tuple of the sizes, which Dask takes as they are."""
+    out: list[int | tuple[int, ...]] = []
+    for axis in sizes:
+        if not axis:
+            out.append((0,))  # an empty axis: Dask refuses an empty tuple
+        elif all(size == axis[0] for size in axis[:-1]) and axis[-1] <= axis[0]:
+            out.append(axis[0])
+        else:
+            out.append(tuple(axis))
+    return tuple(out)
+
+
 class ZarrkitDataStore(AbstractDataStore):
     """The variables and attributes of one Zarr group, for xarray's CF decoding."""
 
@@ -126,12 +140,17 @@ class ZarrkitDataStore(AbstractDataStore):
         dimensions, attributes = _dimensions_and_attributes(array, name)
         # Dimension coordinates become pandas indexes, which live on the host.
         is_index = dimensions == (name,)
-        chunks = tuple(array.chunks)
+        # On a rectilinear grid `chunks` (or `shards`) is undefined: as engine="zarr" does with
+        # zarr-python 3.4, list the sizes per axis where they vary, a single size where they don't.
+        chunks = _sizes_per_axis(array.read_chunk_sizes)
         encoding: dict[str, Any] = {
             "chunks": chunks,
             "preferred_chunks": dict(zip(dimensions, chunks, strict=True)),
-            "shards": array.shards,
         }
+        try:
+            encoding["shards"] = array.shards
+        except NotImplementedError:
+            encoding["shards"] = _sizes_per_axis(array.write_chunk_sizes)
         if self._fill_as_mask:
             if array.fill_value is not None:
                 attributes["_FillValue"] = array.fill_value
