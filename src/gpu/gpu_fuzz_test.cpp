@@ -6,7 +6,8 @@
 // the CPU does not give, nor fail where the CPU succeeds; run under compute-sanitizer memcheck
 // (tools/gpu_bench/device_session.sh, stage gpu_fuzz) it shows that no damaged chunk makes a
 // kernel read or write outside its buffers.
-// ZARRKIT_GPU_FUZZ_ROUNDS (default 6) rounds per chain, ZARRKIT_GPU_FUZZ_SEED the seed.
+// ZARRKIT_GPU_FUZZ_ROUNDS (default 6) rounds per chain, ZARRKIT_GPU_FUZZ_SEED the seed,
+// ZARRKIT_GPU_FUZZ_VERBOSE names each read on stderr before it starts.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -86,13 +87,16 @@ std::vector<std::byte> damage(std::vector<std::byte> b, std::mt19937_64& rng) {
       break;
     case 1: {  // a run of random bytes
       const std::size_t at = rng() % b.size();
-      for (std::size_t i = at; i < std::min(b.size(), at + 1 + rng() % 16); ++i) b[i] = static_cast<std::byte>(rng());
+      const std::size_t end = std::min(b.size(), at + 1 + rng() % 16);
+      for (std::size_t i = at; i < end; ++i) b[i] = static_cast<std::byte>(rng());
       break;
     }
-    case 2:  // bytes dropped from the middle
-      b.erase(b.begin() + static_cast<std::ptrdiff_t>(rng() % b.size()),
-              b.begin() + static_cast<std::ptrdiff_t>(std::min(b.size(), rng() % b.size() + 1 + rng() % 8)));
+    case 2: {  // bytes dropped from the middle
+      const std::size_t at = rng() % b.size();
+      const std::size_t end = std::min(b.size(), at + 1 + rng() % 8);
+      b.erase(b.begin() + static_cast<std::ptrdiff_t>(at), b.begin() + static_cast<std::ptrdiff_t>(end));
       break;
+    }
     case 3:  // bytes inserted
       b.insert(b.begin() + static_cast<std::ptrdiff_t>(rng() % b.size()), 1 + rng() % 8, static_cast<std::byte>(rng()));
       break;
@@ -122,6 +126,8 @@ TEST(GpuFuzz, DamagedChunksNeverDecodeWrongOnTheDevice) {
   ScopedConfig zstd_kernels{[](Config& c) { c.gpu.zstd_kernels = true; }};
   std::mt19937_64 rng(fuzz_seed());
   const int rounds = fuzz_rounds();
+  // ZARRKIT_GPU_FUZZ_VERBOSE: each read named before it starts, so a crash shows where.
+  const bool verbose = environment_variable("ZARRKIT_GPU_FUZZ_VERBOSE").has_value();
   const std::uint64_t on_gpu_before = gpu::read_stats().chunks_decoded_on_gpu.load();
   int damaged_reads = 0;
   int failed_alike = 0;
@@ -148,6 +154,7 @@ TEST(GpuFuzz, DamagedChunksNeverDecodeWrongOnTheDevice) {
         store->set(keys[k], {broken.data(), broken.size()});
       }
       const std::string what = fmt::format("{} round {}", chain.name, round);
+      if (verbose) std::cerr << what << std::endl;
       std::string cpu_error;
       NDBuffer cpu;
       try {

@@ -12,7 +12,7 @@ out=${OUT:-/tmp/zarrkit-gpu-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$carry/lib
 export ZARRKIT_CORPUS_DIR=$carry/corpus
-sanitized='GpuRead.MatrixMatchesCpu:GpuRead.V2*:GpuRead.Corrupt*:GpuRead.ManyBatches*:GpuMemory.*:GpuWrite.*'
+sanitized='*GpuReadMatrix.*:GpuRead.V2*:GpuRead.Corrupt*:GpuRead.ManyBatches*:GpuMemory.*:GpuWrite.*'
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 echo "== gpu_tests"

@@ -130,7 +130,7 @@ if [[ " ${STAGES:-} " == *" racecheck "* ]]; then
 stage "compute-sanitizer racecheck"
 # RACECHECK_EACH=1: each test in a process of its own (RACECHECK_SECONDS each, default 90),
 # so one slow test neither stops the others nor inherits their pools.
-filter=${SANITIZER_FILTER:-GpuShardRead.*:GpuRead.*}
+filter=${SANITIZER_FILTER:-GpuShardRead.*:GpuRead.*:*GpuReadMatrix.*}
 if [[ -n ${RACECHECK_EACH:-} ]]; then
   "$work/bin/gpu_tests" --gtest_list_tests --gtest_filter="$filter" |
     awk '/^[^ ]/{suite=$1} /^  /{print suite $1}' | while read -r test; do
@@ -150,7 +150,7 @@ if wanted sanitizers; then
 stage "compute-sanitizer"
 # The device reads (plain, sharded, delta, corrupt input), the batch decode API and the
 # device memory paths around them.
-filter='GpuShardRead.*:GpuRead.*:GpuBatchDecode.*:GpuMemory.*:GpuMemoryStore.*'
+filter='GpuShardRead.*:GpuRead.*:*GpuReadMatrix.*:GpuBatchDecode.*:GpuMemory.*:GpuMemoryStore.*:GpuCache.*'
 {
   sanitize memcheck 90 "$filter" "memcheck"
   sanitize racecheck "${RACECHECK_SECONDS:-150}" "$filter" "racecheck"
@@ -314,7 +314,7 @@ if [[ " ${STAGES:-} " == *" gpu_fuzz "* ]]; then
 # another seed.
 stage "device decoders fuzzed, plainly and under memcheck"
 {
-  ZARRKIT_GPU_FUZZ_ROUNDS=${GPU_FUZZ_ROUNDS:-40} timeout 200 "$work/bin/gpu_tests" --gtest_filter='GpuFuzz.*'
+  ZARRKIT_GPU_FUZZ_VERBOSE=1 ZARRKIT_GPU_FUZZ_ROUNDS=${GPU_FUZZ_ROUNDS:-40} timeout 200 "$work/bin/gpu_tests" --gtest_filter='GpuFuzz.*'
   echo "gpu_fuzz rc $?"
   ZARRKIT_GPU_FUZZ_ROUNDS=${GPU_FUZZ_MEMCHECK_ROUNDS:-8} ZARRKIT_GPU_FUZZ_SEED=7 \
     sanitize memcheck 240 'GpuFuzz.*' "gpu_fuzz memcheck"
