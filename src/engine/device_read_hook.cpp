@@ -10,14 +10,6 @@ namespace {
 std::atomic<DeviceReadHook> g_hook{nullptr};
 std::atomic<DeviceWriteHook> g_write_hook{nullptr};
 std::atomic<DeviceDecodeHook> g_decode_hook{nullptr};
-
-// The device paths plan chunks of one shape: a rectilinear grid's are refused before them.
-void require_regular_grid(const Array& array, const char* what) {
-  if (array.metadata().is_rectilinear()) {
-    fail_unsupported("array '{}': {} device memory is not supported for a rectilinear chunk grid; read or write "
-                     "through host memory", array.path(), what);
-  }
-}
 }
 
 void set_device_read_hook(DeviceReadHook hook) { g_hook.store(hook); }
@@ -40,7 +32,6 @@ void read_into_device(const Array& array, const Selection& selection, const NDVi
                      "build with CUDA)",
                      array.path(), memory_kind_name(out.kind));
   }
-  require_regular_grid(array, "reading into");
   hook(array, selection, out);
 }
 
@@ -51,7 +42,6 @@ void write_from_device(Array& array, const Selection& selection, const NDView& d
                      "build with CUDA)",
                      array.path(), memory_kind_name(data.kind));
   }
-  require_regular_grid(array, "writing from");
   hook(array, selection, data);
 }
 

@@ -31,8 +31,8 @@ AxisSelector entry(const AxisSelection& s) {
 
 // The output positions (after 0) where a strided axis enters another chunk: the first
 // output position of every chunk the engine's axis split finds, in output order.
-std::vector<std::uint64_t> chunk_starts(const AxisSelection& s, std::uint64_t extent, std::uint64_t chunk) {
-  const AxisSplit split(s, extent, AxisGrid::regular(chunk));
+std::vector<std::uint64_t> chunk_starts(const AxisSelection& s, std::uint64_t extent, const AxisGrid& grid) {
+  const AxisSplit split(s, extent, grid);
   std::vector<std::uint64_t> starts;
   for (std::uint64_t k = 0; k < split.num_parts(); ++k) {
     const AxisChunkPart part = split.part(k);  // runs() points into it
@@ -78,7 +78,7 @@ std::vector<Selection> split_selection(const ArrayMetadata& m, const Selection& 
   if (cut.is_list) {
     for (std::uint64_t k = 1; k < cut.count; ++k) unit_starts.push_back(k);
   } else {
-    const auto more = chunk_starts(cut, m.shape[axis], m.chunk_shape[axis]);
+    const auto more = chunk_starts(cut, m.shape[axis], m.chunk_grid().axis(axis));
     unit_starts.insert(unit_starts.end(), more.begin(), more.end());
   }
   const std::uint64_t units = unit_starts.size();
@@ -104,10 +104,6 @@ std::vector<Selection> split_selection(const ArrayMetadata& m, const Selection& 
 }
 
 void read_into_devices(const Array& array, std::span<const DevicePart> parts) {
-  if (array.metadata().is_rectilinear()) {
-    fail_unsupported("array '{}': reads into several devices are not supported for a rectilinear chunk grid",
-                     array.path());
-  }
   std::vector<std::size_t> all(parts.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   // One budget of batches in flight for the whole read, shared by its parts: the host's
@@ -122,10 +118,6 @@ void read_into_devices(const Array& array, std::span<const DevicePart> parts) {
 }
 
 void write_from_devices(Array& array, std::span<const DevicePart> parts) {
-  if (array.metadata().is_rectilinear()) {
-    fail_unsupported("array '{}': writes from several devices are not supported for a rectilinear chunk grid",
-                     array.path());
-  }
   // Parts in waves: a part joins the first wave none of whose parts touches one of its
   // stored chunks (a shared chunk written by two parts at once would lose one's values).
   const ArrayMetadata& m = array.metadata();
@@ -133,7 +125,7 @@ void write_from_devices(Array& array, std::span<const DevicePart> parts) {
   std::vector<std::vector<std::size_t>> waves;
   std::vector<std::unordered_set<std::uint64_t>> wave_chunks;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    const ChunkPlan plan(m.shape, m.chunk_shape, parts[i].selection);
+    const ChunkPlan plan(m.shape, m.chunk_grid(), parts[i].selection);
     std::unordered_set<std::uint64_t> chunks;
     ChunkTask task;
     for (std::uint64_t t = 0; t < plan.num_tasks(); ++t) {

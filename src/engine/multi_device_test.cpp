@@ -175,5 +175,47 @@ TEST(WriteFromDevices, DisjointAndSharedChunksAllKeepTheirValues) {
   }
 }
 
+TEST(MultiDevice, RectilinearGridsAreCutAtTheirOwnChunkBoundariesAndKeepEveryValue) {
+  // Rows in chunks of 10 10 5 5 (the largest, 10, is not where the last chunks start).
+  ArraySpec spec;
+  spec.shape = {30, 4};
+  spec.dtype = DataType::int_(32);
+  const std::vector<ChunkRun> rows{{10, 2}, {5, 2}};
+  spec.rectilinear_chunks = ChunkGrid({AxisGrid::explicit_runs(rows), AxisGrid::regular(4)});
+  Array a = Array::create(MemoryStore::create(), "a", make_array_metadata(spec, CodecRegistry::builtin()));
+  using R = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  EXPECT_EQ(ranges(split_selection(a.metadata(), {}, 0, 4), 0), (R{{0, 10}, {10, 20}, {20, 25}, {25, 30}}));
+  EXPECT_EQ(ranges(split_selection(a.metadata(), {Slice{3, 27, 1}}, 0, 2), 0), (R{{3, 20}, {20, 27}}));
+  // Parts cut inside the chunks write in waves; parts on their own chunks at once.
+  for (const bool chunk_aligned : {true, false}) {
+    std::vector<Selection> pieces;
+    if (chunk_aligned) {
+      pieces = split_selection(a.metadata(), {}, 0, 4);
+    } else {
+      for (std::int64_t r = 0; r < 30; r += 3) pieces.push_back({Slice{r, r + 3, 1}});
+    }
+    std::vector<std::vector<std::int32_t>> inputs(pieces.size());
+    std::vector<DevicePart> parts;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      const Shape shape = a.selection_shape(pieces[i]);
+      inputs[i].assign(checked_num_elements(shape), static_cast<std::int32_t>(100 * chunk_aligned + i));
+      parts.push_back({pieces[i], view_of(inputs[i], shape, a.dtype())});
+    }
+    write_from_devices(a, parts);
+    std::vector<std::int32_t> expected;
+    for (const auto& in : inputs) expected.insert(expected.end(), in.begin(), in.end());
+    EXPECT_EQ(values_of<std::int32_t>(Array::open(a.store(), "a").read()), expected) << chunk_aligned;
+    std::vector<std::vector<std::int32_t>> outputs(pieces.size());
+    std::vector<DevicePart> reads;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      const Shape shape = a.selection_shape(pieces[i]);
+      outputs[i].assign(checked_num_elements(shape), -1);
+      reads.push_back({pieces[i], view_of(outputs[i], shape, a.dtype())});
+    }
+    read_into_devices(a, reads);
+    EXPECT_EQ(outputs, inputs) << chunk_aligned;
+  }
+}
+
 }  // namespace
 }  // namespace zarrkit

@@ -2,6 +2,9 @@
 
 #include <set>
 
+#include "core/checked_math.h"
+#include "zarrkit/error.h"
+
 #include "gpu/device_scope.h"
 
 namespace zarrkit::gpu {
@@ -103,6 +106,64 @@ void add_copy_jobs(std::vector<CopyJob>& jobs, std::uint64_t src, std::uint64_t 
     }
     if (a == static_cast<std::size_t>(-1)) break;
   }
+}
+
+Buffer view_to_host(const NDView& view, cudaStream_t stream) {
+  const std::uint32_t itemsize = static_cast<std::uint32_t>(view.dtype.size());
+  const std::uint64_t bytes = checked_nbytes(view.shape, view.dtype);
+  Buffer host = Buffer::allocate(to_size(bytes));
+  if (bytes == 0) return host;
+  DeviceBuffer packed, table;
+  packed.ensure(bytes, stream, "allocating device memory");
+  const auto c_strides = NDView::c_strides(view.shape, itemsize);
+  std::vector<CopyDim> dims(view.ndim());
+  for (std::size_t a = 0; a < view.ndim(); ++a) dims[a] = {view.shape[a], view.byte_strides[a], c_strides[a]};
+  std::vector<CopyJob> jobs;
+  add_copy_jobs(jobs, reinterpret_cast<std::uint64_t>(view.data), reinterpret_cast<std::uint64_t>(packed.ptr), dims,
+                kNoChunk, itemsize);
+  table.ensure(jobs.size() * sizeof(CopyJob), stream, "allocating device memory");
+  const char* what = "copying device data to the host";
+  check_cuda(cudaMemcpyAsync(table.ptr, jobs.data(), jobs.size() * sizeof(CopyJob), cudaMemcpyHostToDevice, stream), what);
+  check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(table.ptr), static_cast<std::uint32_t>(jobs.size()),
+                                 itemsize, 1, nullptr, nullptr, stream),
+             what);
+  check_cuda(cudaMemcpyAsync(host.data(), packed.ptr, bytes, cudaMemcpyDeviceToHost, stream), what);
+  packed.release(stream);
+  table.release(stream);
+  check_cuda(cudaStreamSynchronize(stream), what);
+  return host;
+}
+
+void host_to_view(ByteView host, const NDView& view, cudaStream_t stream) {
+  const std::uint32_t itemsize = static_cast<std::uint32_t>(view.dtype.size());
+  const std::uint64_t bytes = checked_nbytes(view.shape, view.dtype);
+  if (host.size() != bytes) {
+    fail_invalid("copying {} bytes of host values into a device view of {} bytes", host.size(), bytes);
+  }
+  if (bytes == 0) return;
+  const char* what = "copying host values into device memory";
+  const auto c_strides = NDView::c_strides(view.shape, itemsize);
+  if (view.byte_strides == c_strides) {
+    check_cuda(cudaMemcpyAsync(view.data, host.data(), bytes, cudaMemcpyHostToDevice, stream), what);
+    check_cuda(cudaStreamSynchronize(stream), what);
+    return;
+  }
+  DeviceBuffer packed, table;
+  packed.ensure(bytes, stream, "allocating device memory");
+  std::vector<CopyDim> dims(view.ndim());
+  for (std::size_t a = 0; a < view.ndim(); ++a) dims[a] = {view.shape[a], c_strides[a], view.byte_strides[a]};
+  std::vector<CopyJob> jobs;
+  add_copy_jobs(jobs, reinterpret_cast<std::uint64_t>(packed.ptr), reinterpret_cast<std::uint64_t>(view.data), dims,
+                kNoChunk, itemsize);
+  table.ensure(jobs.size() * sizeof(CopyJob), stream, "allocating device memory");
+  check_cuda(cudaMemcpyAsync(packed.ptr, host.data(), bytes, cudaMemcpyHostToDevice, stream), what);
+  check_cuda(cudaMemcpyAsync(table.ptr, jobs.data(), jobs.size() * sizeof(CopyJob), cudaMemcpyHostToDevice, stream), what);
+  check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(table.ptr), static_cast<std::uint32_t>(jobs.size()),
+                                 itemsize, 1, nullptr, nullptr, stream),
+             what);
+  packed.release(stream);
+  table.release(stream);
+  check_cuda(cudaStreamSynchronize(stream), what);
 }
 
 }  // namespace zarrkit::gpu

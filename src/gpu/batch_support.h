@@ -21,6 +21,7 @@
 #include "gpu/kernels.h"
 #include "zarrkit/buffer.h"
 #include "zarrkit/error.h"
+#include "zarrkit/ndbuffer.h"
 
 namespace zarrkit::gpu {
 
@@ -215,6 +216,14 @@ struct CopyDim {
 // a job holds is split over its outer axes.
 void add_copy_jobs(std::vector<CopyJob>& jobs, std::uint64_t src, std::uint64_t dst, std::vector<CopyDim> dims,
                    std::uint32_t chunk, std::uint32_t itemsize);
+
+// Copies a device view (any strides) into contiguous host memory, on `stream`; returns when
+// the copy is done.
+Buffer view_to_host(const NDView& view, cudaStream_t stream);
+
+// Copies contiguous host values (C order, view.shape) into a device view of any strides, on
+// `stream`; returns when the copy is done.
+void host_to_view(ByteView host, const NDView& view, cudaStream_t stream);
 
 // Calls f(dims, src_offset, dst_offset) for every strided box of a task: on each axis the
 // task selects one or more runs (AxisRun: chunk positions start + k * step going to output

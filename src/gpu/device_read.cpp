@@ -26,6 +26,7 @@
 #include "gpu/device_batches.h"
 #include "gpu/device_scope.h"
 #include "zarrkit/error.h"
+#include "zarrkit/gpu.h"
 #include "zarrkit/stores/gds_store.h"
 #include "zarrkit/thread_pool.h"
 
@@ -417,7 +418,8 @@ class ArrayDeviceRead {
 void warm_up_reads(const Array& array, const Selection& selection) {
   require_device("warming up device reads");
   const ArrayMetadata& m = array.metadata();
-  if (m.dtype.is_variable_length() || m.dtype.size() == 0) return;
+  // Rectilinear grids are read on the host (read_into_device): nothing to size.
+  if (m.dtype.is_variable_length() || m.dtype.size() == 0 || m.is_rectilinear()) return;
   // Sized as a read of the whole selection sizes its batches: for sharded arrays, by inner
   // chunks (as many as the shards selected hold, at most).
   const ChunkPlan plan(m.shape, m.chunk_shape, selection);
@@ -435,6 +437,24 @@ void warm_up_reads(const Array& array, const Selection& selection) {
   batches.warm_up();
 }
 
+namespace {
+void read_on_host_then_upload(const Array& array, const Selection& selection, const NDView& out) {
+  Buffer host = Buffer::allocate(to_size(checked_nbytes(out.shape, out.dtype)), pinned_host_allocator());
+  array.read_into(selection, NDView{host.data(), out.shape, NDView::c_strides(out.shape, out.dtype.size()), out.dtype,
+                                    MemoryKind::kHost});
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a CUDA stream");
+  try {
+    host_to_view(host.view(), out, stream);
+  } catch (...) {
+    cudaStreamDestroy(stream);
+    throw;
+  }
+  cudaStreamDestroy(stream);
+  read_stats().device_reads_on_cpu.fetch_add(1);
+}
+}  // namespace
+
 void read_into_device(const Array& array, const Selection& selection, const NDView& out) {
   const ArrayMetadata& m = array.metadata();
   const std::string where = fmt::format("array '{}' in {}", display_path(array.path()), array.store()->describe());
@@ -450,6 +470,13 @@ void read_into_device(const Array& array, const Selection& selection, const NDVi
     // The output's device runs the read (an empty output: the current one).
     std::optional<ScopedDevice> its_device;
     if (out.num_elements() != 0) its_device.emplace(device_holding(out.data, where));
+    if (m.is_rectilinear()) {
+      // The device batches hold chunks of one shape; a rectilinear grid's chunks differ, so
+      // the host reads (each chunk with the chain prepared for its own shape) and the values
+      // cross once.
+      read_on_host_then_upload(array, selection, out);
+      return;
+    }
     ArrayDeviceRead reader(array, selection, out);
     reader.run();
   } catch (const Error& e) {

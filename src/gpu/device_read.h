@@ -51,6 +51,7 @@ struct ReadStats {
   // Chunks written in part from device memory: old values read, merged and re-encoded there.
   std::atomic<std::uint64_t> chunks_merged_on_gpu{0};
   std::atomic<std::uint64_t> device_writes_on_cpu{0};
+  std::atomic<std::uint64_t> device_reads_on_cpu{0};  // whole reads decoded on the host, then uploaded
   // Where a read's time goes: the host phase (store reads, CPU codecs, headers, tables)
   // and the waits for the GPU after it (time the host phase did not hide).
   std::atomic<std::uint64_t> host_phase_ns{0};

@@ -59,33 +59,6 @@ int nan_mode(const DataType& dtype, ByteView fill) {
   return 0;
 }
 
-// Copies a device view (any strides) into contiguous host memory.
-Buffer view_to_host(const NDView& view, cudaStream_t stream) {
-  const std::uint32_t itemsize = static_cast<std::uint32_t>(view.dtype.size());
-  const std::uint64_t bytes = checked_nbytes(view.shape, view.dtype);
-  Buffer host = Buffer::allocate(to_size(bytes));
-  if (bytes == 0) return host;
-  DeviceBuffer packed, table;
-  packed.ensure(bytes, stream, "allocating device memory");
-  const auto c_strides = NDView::c_strides(view.shape, itemsize);
-  std::vector<CopyDim> dims(view.ndim());
-  for (std::size_t a = 0; a < view.ndim(); ++a) dims[a] = {view.shape[a], view.byte_strides[a], c_strides[a]};
-  std::vector<CopyJob> jobs;
-  add_copy_jobs(jobs, reinterpret_cast<std::uint64_t>(view.data), reinterpret_cast<std::uint64_t>(packed.ptr), dims,
-                kNoChunk, itemsize);
-  table.ensure(jobs.size() * sizeof(CopyJob), stream, "allocating device memory");
-  const char* what = "copying device data to the host";
-  check_cuda(cudaMemcpyAsync(table.ptr, jobs.data(), jobs.size() * sizeof(CopyJob), cudaMemcpyHostToDevice, stream), what);
-  check_cuda(launch_copy_regions(reinterpret_cast<const CopyJob*>(table.ptr), static_cast<std::uint32_t>(jobs.size()),
-                                 itemsize, 1, nullptr, nullptr, stream),
-             what);
-  check_cuda(cudaMemcpyAsync(host.data(), packed.ptr, bytes, cudaMemcpyDeviceToHost, stream), what);
-  packed.release(stream);
-  table.release(stream);
-  check_cuda(cudaStreamSynchronize(stream), what);
-  return host;
-}
-
 // One batch in flight: its stream, device memory, pinned memory and chunks.
 struct WriteSlot {
   cudaStream_t stream = nullptr;
@@ -440,22 +413,8 @@ void write_from_device(Array& array, const Selection& selection, const NDView& d
   if (m.dtype.is_variable_length() || m.dtype.size() == 0) {
     fail_unsupported("{}: writing the variable-length type {} from device memory is not supported", where, m.dtype.name());
   }
-  const ChunkPlan plan(m.shape, m.chunk_shape, selection);
-  if (plan.num_tasks() == 0) return;
-  std::optional<ScopedDevice> its_device;  // the data's device runs the write
-  if (data.num_elements() != 0) its_device.emplace(device_holding(data.data, where));
-  const NDView input = broadcast_to_region(data, plan.selection());
-  WritePlan wp = plan_write(m);
-  // Each chunk selected once per axis (one run), so that no element is written twice within
-  // a launch; chunks written in part get their old values read into device memory first.
-  bool on_device = wp.on_gpu;
-  ChunkTask task;
-  for (std::uint64_t i = 0; on_device && i < plan.num_tasks(); ++i) {
-    plan.task(i, task);
-    for (const auto& axis : task.axes) on_device = on_device && axis.runs().size() == 1;
-  }
-  if (!on_device) {
-    // The CPU path: the data goes to the host once, as the caller gave it.
+  // The CPU path: the data goes to the host once, as the caller gave it.
+  const auto write_through_host = [&] {
     cudaStream_t stream;
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a CUDA stream");
     Buffer host;
@@ -469,8 +428,31 @@ void write_from_device(Array& array, const Selection& selection, const NDView& d
     read_stats().device_writes_on_cpu.fetch_add(1);
     array.write(selection, NDView{host.data(), data.shape, NDView::c_strides(data.shape, data.dtype.size()), data.dtype,
                                   MemoryKind::kHost});
+  };
+  std::optional<ScopedDevice> its_device;  // the data's device runs the write
+  if (data.num_elements() != 0) its_device.emplace(device_holding(data.data, where));
+  // The device batches encode chunks of one shape: a rectilinear grid's chunks differ, so its
+  // writes take the host's path (each chunk with the chain prepared for its own shape).
+  if (m.is_rectilinear()) {
+    write_through_host();
     return;
   }
+  const ChunkPlan plan(m.shape, m.chunk_shape, selection);
+  if (plan.num_tasks() == 0) return;
+  WritePlan wp = plan_write(m);
+  // Each chunk selected once per axis (one run), so that no element is written twice within
+  // a launch; chunks written in part get their old values read into device memory first.
+  bool on_device = wp.on_gpu;
+  ChunkTask task;
+  for (std::uint64_t i = 0; on_device && i < plan.num_tasks(); ++i) {
+    plan.task(i, task);
+    for (const auto& axis : task.axes) on_device = on_device && axis.runs().size() == 1;
+  }
+  if (!on_device) {
+    write_through_host();
+    return;
+  }
+  const NDView input = broadcast_to_region(data, plan.selection());
   DeviceWriter writer(array, plan, input, std::move(wp));
   writer.run();
 }
