@@ -209,13 +209,20 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
       ChunkTask task;
       plan.task(stored ? (*stored)[index] : index, task);
       const std::string key = join_key(path_, m.chunk_key(task.chunk_coords));
-      if (partial != nullptr) {
+      // A rectilinear grid's chunks differ in shape: each has the chain prepared for its own.
+      const PreparedChain* const own_chain = m.is_rectilinear() ? &m.prepared_chain(task.chunk_coords) : nullptr;
+      const PartialChunkCodec* const task_partial = own_chain != nullptr ? own_chain->partial() : partial;
+      if (task_partial != nullptr) {
         if (faults.active()) {
           const auto [begin, end] = OutputFaults::task_span(task, region);
           faults.before_write(begin, end);
         }
         const PartialRequest from_cache{*store_, m.shape, region, partial_settings, cache.view()};
-        hit[index] = partial->read_from_cache(from_cache, key, task);
+        hit[index] = task_partial->read_from_cache(from_cache, key, task);
+      } else if (own_chain != nullptr) {
+        ChunkReadRequest own_request(*store_, m, region, *own_chain);
+        own_request.faults = &faults;
+        hit[index] = read_chunk_task_from_cache(own_request, cache.view(), key, task);
       } else {
         hit[index] = read_chunk_task_from_cache(request, cache.view(), key, task);
       }
@@ -249,6 +256,7 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
       if (own_chain != nullptr) {
         ChunkReadRequest own_request(request.store, m, region, *own_chain);
         own_request.faults = request.faults;
+        if (cache) return read_chunk_task_cached(own_request, cache.view(), join_key(path_, key), task);
         return read_chunk_task(own_request, join_key(path_, key), task);
       }
       if (cache) return read_chunk_task_cached(request, cache.view(), join_key(path_, key), task);

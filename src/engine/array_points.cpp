@@ -194,7 +194,7 @@ void read_points(const Array& array, const PointPlan& plan, const NDView& out) {
           return read_shard_points(*m.prepared_chain(task.chunk_coords).partial(), m, plan, store, task, key, out_of);
         }
         if (cache) {
-          const CachedChunk chunk = read_chunk_cached(store, m, cache.view(), key);
+          const CachedChunk chunk = read_chunk_cached(store, m, cache.view(), key, m.prepared_chain(task.chunk_coords));
           for (const std::uint64_t p : task.points) {
             const std::byte* from = chunk.stored ? chunk.bytes.data() + plan.offset_in_chunk(p) * itemsize
                                                  : m.fill_value.bytes().data();

@@ -34,10 +34,11 @@ void place_task(const ChunkReadRequest& r, const ChunkTask& task, const CachedCh
 // The stored chunk decoded whole into a buffer of its own (the chunk's bytes in C order).
 Buffer decode_whole_chunk(const PreparedChain& chain, const ArrayMetadata& m, Buffer encoded) {
   const std::uint64_t chunk_bytes = chain.chunk_bytes();
+  const Shape& chunk_shape = chain.spec().shape;  // a rectilinear grid's chunks have their own
   if (chain.stores_raw_bytes()) {
     if (encoded.size() != chunk_bytes) {
       fail_data_loss("bytes codec: chunk of {} elements of {} must be {} bytes, got {}",
-                     checked_num_elements(m.chunk_shape), m.dtype.name(), chunk_bytes, encoded.size());
+                     checked_num_elements(chunk_shape), m.dtype.name(), chunk_bytes, encoded.size());
     }
     return encoded;  // stored as decoded: the value is the chunk
   }
@@ -46,9 +47,9 @@ Buffer decode_whole_chunk(const PreparedChain& chain, const ArrayMetadata& m, Bu
     if (chain.decode_into(encoded.view(), decoded.mutable_view())) return decoded;
   }
   const NDBuffer chunk = chain.decode(encoded.view(), BufferPrototype::host());
-  if (chunk.nbytes() != chunk_bytes || chunk.shape() != m.chunk_shape) {
+  if (chunk.nbytes() != chunk_bytes || chunk.shape() != chunk_shape) {
     fail_data_loss("the codec chain decoded {} bytes of shape [{}], the chunk needs {} bytes of shape [{}]",
-                   chunk.nbytes(), fmt::join(chunk.shape(), ", "), chunk_bytes, fmt::join(m.chunk_shape, ", "));
+                   chunk.nbytes(), fmt::join(chunk.shape(), ", "), chunk_bytes, fmt::join(chunk_shape, ", "));
   }
   if (chunk.buffer().size() == chunk_bytes) return chunk.buffer();
   return Buffer::copy_of(ByteView(chunk.data(), to_size(chunk_bytes)));
@@ -72,9 +73,7 @@ ReadCache::ReadCache(const Array& array) {
 ReadCache::ReadCache(const Array& array, ChunkCache* cache) { use(array, cache); }
 
 void ReadCache::use(const Array& array, ChunkCache* cache) {
-  // A rectilinear grid's chunks differ in shape, which the cached reads (decoded whole with
-  // the array's one prepared chain) do not follow yet: such arrays read around the cache.
-  if (cache == nullptr || !array.cache_state_ || array.metadata().is_rectilinear()) return;
+  if (cache == nullptr || !array.cache_state_) return;
   detail::ArrayCacheState& state = *array.cache_state_;
   std::call_once(state.fingerprinted, [&] { state.fingerprint = decoding_fingerprint(array.metadata()); });
   store_ = array.store()->cache_identity();
@@ -92,12 +91,12 @@ bool read_chunk_task_from_cache(const ChunkReadRequest& r, const ChunkCacheView&
 
 void read_chunk_task_cached(const ChunkReadRequest& r, const ChunkCacheView& cache, const std::string& key,
                             const ChunkTask& task) {
-  const CachedChunk chunk = read_chunk_cached(r.store, r.metadata, cache, key);
+  const CachedChunk chunk = read_chunk_cached(r.store, r.metadata, cache, key, r.chain);
   place_task(r, task, chunk);
 }
 
 CachedChunk read_chunk_cached(Store& store, const ArrayMetadata& m, const ChunkCacheView& cache,
-                              const std::string& key) {
+                              const std::string& key, const PreparedChain& chain) {
   const ChunkCache::Key k = cache.key(key);
   // Before the fetch: a write of the chunk from now on keeps this read's value out.
   const std::uint64_t ticket = cache.cache->ticket(k);
@@ -108,7 +107,7 @@ CachedChunk read_chunk_cached(Store& store, const ArrayMetadata& m, const ChunkC
   cache.cache->count(0, 1);
   CachedChunk chunk;
   if (std::optional<Buffer> encoded = store.get(key, BufferPrototype::host())) {
-    chunk = CachedChunk{true, decode_whole_chunk(m.prepared_chain(), m, std::move(*encoded))};
+    chunk = CachedChunk{true, decode_whole_chunk(chain, m, std::move(*encoded))};
   }
   cache.cache->insert(k, chunk, ticket);
   return chunk;

@@ -62,8 +62,9 @@ bool read_chunk_task_from_cache(const ChunkReadRequest& r, const ChunkCacheView&
 // else fetched, decoded whole into a buffer that the cache keeps, and copied from there.
 void read_chunk_task_cached(const ChunkReadRequest& r, const ChunkCacheView& cache, const std::string& key,
                             const ChunkTask& task);
-// The whole chunk at `key` of `store`, decoded, through the cache (stored false: absent).
+// The whole chunk at `key` of `store`, decoded with `chain` (the one prepared for the chunk's
+// shape: m.prepared_chain(coords)), through the cache (stored false: absent).
 CachedChunk read_chunk_cached(Store& store, const ArrayMetadata& m, const ChunkCacheView& cache,
-                              const std::string& key);
+                              const std::string& key, const PreparedChain& chain);
 
 }  // namespace zarrkit

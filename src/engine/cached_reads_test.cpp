@@ -294,6 +294,52 @@ TEST_F(CachedReads, ShardedArraysCacheInnerChunksAndReadOnlyTheMissingOnes) {
   EXPECT_EQ(counted->calls(Op::kGet), whole);
 }
 
+// Rows in chunks of 10 10 5 5 (29 rows: the last chunk cut to 4), columns in chunks of 3 9 9:
+// every chunk shape differs from the largest, which the cache must not assume.
+Array make_rectilinear(const std::shared_ptr<Store>& store, const std::string& path, std::optional<Shape> inner) {
+  const std::vector<ChunkRun> rows{{10, 2}, {5, 2}};
+  const std::vector<ChunkRun> columns{{3, 1}, {9, 2}};
+  ArraySpec spec;
+  spec.shape = {29, 21};
+  spec.dtype = DataType::int_(32);
+  spec.rectilinear_chunks = ChunkGrid({AxisGrid::explicit_runs(rows), AxisGrid::explicit_runs(columns)});
+  if (inner) spec.codecs = sharded_codecs(*inner);
+  Array a = Array::create(store, path, make_array_metadata(spec, CodecRegistry::builtin()), /*overwrite=*/true);
+  std::vector<std::int32_t> values(29 * 21);
+  std::iota(values.begin(), values.end(), 0);
+  a.write({}, view_of(values, spec.shape, a.dtype()));
+  return a;
+}
+
+TEST_F(CachedReads, RectilinearGridsCacheEachChunkInItsOwnShape) {
+  for (const bool sharded : {false, true}) {
+    SCOPED_TRACE(sharded ? "sharded" : "plain");
+    clear_chunk_caches();
+    auto counted = std::make_shared<FaultInjectionStore>(std::make_shared<MemoryStore>());
+    // Shards of 10 or 5 rows hold inner chunks of 5 x 3.
+    const Array a = make_rectilinear(counted, "r", sharded ? std::optional<Shape>(Shape{5, 3}) : std::nullopt);
+    EXPECT_EQ(read(a, 0, 29, 0, 21), expected(21, 0, 29, 0, 21));
+    const std::uint64_t gets = counted->calls(Op::kGet);
+    EXPECT_GT(stats().entries, 0u);
+    // Windows across chunks of every shape: all from the cache.
+    EXPECT_EQ(read(a, 7, 26, 2, 19), expected(21, 7, 26, 2, 19));
+    EXPECT_EQ(read(a, 24, 29, 0, 4), expected(21, 24, 29, 0, 4));
+    EXPECT_EQ(counted->calls(Op::kGet), gets);
+    // Points too, where they go through the cache (those of sharded arrays read past it).
+    const CoordinateSelection points{CoordinateArray{0, 12, 28, 21}, CoordinateArray{20, 3, 11, 2}};
+    EXPECT_EQ(values_of<std::int32_t>(a.read_coordinates(points)), (std::vector<std::int32_t>{20, 255, 599, 443}));
+    if (!sharded) EXPECT_EQ(counted->calls(Op::kGet), gets);
+    // A write drops what it changes; the next read sees it.
+    std::vector<std::int32_t> minus(3 * 5, -1);
+    Array(a).write({Slice{20, 23}, Slice{1, 6}}, view_of(minus, {3, 5}, a.dtype()));
+    std::vector<std::int32_t> want = expected(21, 18, 26, 0, 8);
+    for (int r = 20; r < 23; ++r) {
+      for (int c = 1; c < 6; ++c) want[to_size((r - 18) * 8 + c)] = -1;
+    }
+    EXPECT_EQ(read(a, 18, 26, 0, 8), want);
+  }
+}
+
 TEST_F(CachedReads, TwoArraysWithOnePathOnTwoStoresAreKeptApart) {
   auto one = std::make_shared<MemoryStore>();
   auto two = std::make_shared<MemoryStore>();
