@@ -1,7 +1,8 @@
 // Mutation fuzzing of the device decoders: arrays of every chain the device decodes (LZ4 and
 // numcodecs.lz4, blosc-lz4 and blosc-blosclz with their shuffles, crc32c, zstd through
-// zarrkit's kernels, gzip and zlib through its deflate kernel, sharded inner chunks) have chunks damaged at random (bit flips anywhere,
-// headers included, bytes dropped or inserted, cuts, garbage tails) and are read into device
+// zarrkit's kernels, gzip and zlib through its deflate kernel, sharded inner chunks) have
+// chunks damaged at random (bit flips anywhere, headers included, bytes dropped or
+// inserted, cuts, garbage tails) and are read into device
 // memory beside the same read on the CPU. The GPU may never decode a damaged chunk to values
 // the CPU does not give, nor fail where the CPU succeeds; run under compute-sanitizer memcheck
 // (tools/gpu_bench/device_session.sh, stage gpu_fuzz) it shows that no damaged chunk makes a
