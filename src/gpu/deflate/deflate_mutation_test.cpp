@@ -20,7 +20,7 @@ using testing::Bytes;
 int mutations() {
   const char* env = std::getenv("ZARRKIT_DEFLATE_MUTATIONS");
 #if defined(__SANITIZE_ADDRESS__)
-  constexpr int kDefault = 800;  // the sanitizers' build is ten times slower
+  constexpr int kDefault = 300;  // the sanitizers' build is ten times slower
 #else
   constexpr int kDefault = 3000;
 #endif

@@ -440,14 +440,17 @@ DEFLATE_HD std::int32_t warp_huffman_block(Warp& w, BitReader& br, std::uint8_t*
   // Each round decodes at least one symbol (or ends the block), and each symbol takes at
   // least one bit of the input: the rounds are bounded by the input's size.
   for (;;) {
-    std::uint32_t n = 0, end = 0;
-    std::int32_t e = kOk;
-    if (lane == 0) e = decode_round(br, m, s.out_pos, out_size, s.member_start, &n, &end);
+    std::uint32_t n = 0, end = 0, word = 0;
+    if (lane == 0) {
+      const std::int32_t e = decode_round(br, m, s.out_pos, out_size, s.member_start, &n, &end);
+      word = n | end << 6 | static_cast<std::uint32_t>(e) << 7;  // one shuffle for the three
+    }
     w.sync();  // the tokens, visible to the lanes
-    e = from_first(w, e);
+    word = from_first(w, word);
+    const auto e = static_cast<std::int32_t>(word >> 7);
     if (e != kOk) return e;
-    n = from_first(w, n);
-    end = from_first(w, end);
+    n = word & 63u;
+    end = (word >> 6) & 1u;
     Token t{0, 0};
     if (lane < n) t = m.tokens[lane];
     const std::uint32_t len = lane < n ? (t.distance != 0 ? t.value : 1u) : 0u;

@@ -21,7 +21,7 @@ constexpr std::uint8_t kPoison = 0xA5;
 constexpr std::size_t kGuard = 64;
 
 TEST(DeflateStages, BatchOfGoodAndDamagedChunksOnFourWarps) {
-  std::vector<testing::Stream> streams = testing::standard_streams(true);
+  std::vector<testing::Stream> streams = testing::every(testing::standard_streams(true), testing::kSanitizerStep);
   std::mt19937 rng(7);
   const std::size_t good = streams.size();
   for (std::size_t k = 0; k < good; k += 3) {
@@ -72,7 +72,7 @@ TEST(DeflateStages, BatchOfGoodAndDamagedChunksOnFourWarps) {
       ++failed;
       continue;
     }
-    ASSERT_EQ(std::memcmp(slot + kGuard, host.data(), size), 0) << s.name;
+    ASSERT_TRUE(size == 0 || std::memcmp(slot + kGuard, host.data(), size) == 0) << s.name;
     if (i < good) {
       ASSERT_TRUE(size == 0 || std::memcmp(slot + kGuard, s.original.data(), size) == 0) << s.name;
     }
