@@ -110,6 +110,11 @@ struct GpuConfig {
   // decoded again on the host, which reports its error. Takes precedence over nvcomp_decode
   // for zstd. Off until the kernels have been measured on the GPU machine (docs/gpu.md).
   bool zstd_kernels = false;
+  // Decode gzip and zlib chunks with zarrkit's own GPU kernels (ZARRKIT_DEFLATE_KERNELS), a
+  // warp per chunk, which check every read and write against the chunk's buffers as the zstd
+  // kernels do. Takes precedence over nvcomp_decode for gzip. Off until measured on the GPU
+  // machine (docs/gpu.md).
+  bool deflate_kernels = false;
   // Arrays on a GdsStore whose chunks are stored as laid out (no codec but bytes and
   // transposes, not sharded) are read by the store straight into device memory rather
   // than through the pinned staging (ZARRKIT_GDS_DIRECT; off only to compare the paths).

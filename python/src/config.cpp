@@ -139,6 +139,7 @@ const std::vector<Setting>& settings_table() {
       setting("gpu.nvcomp_decode", &Config::gpu, &GpuConfig::nvcomp_decode),
       setting("gpu.nvcomp_min_chunks", &Config::gpu, &GpuConfig::nvcomp_min_chunks),
       setting("gpu.zstd_kernels", &Config::gpu, &GpuConfig::zstd_kernels),
+      setting("gpu.deflate_kernels", &Config::gpu, &GpuConfig::deflate_kernels),
       setting("gpu.gds_direct", &Config::gpu, &GpuConfig::gds_direct),
       setting("gpu.gds_mode", &Config::gpu, &GpuConfig::gds_mode),
       setting("gpu.gds_threads", &Config::gpu, &GpuConfig::gds_threads),
@@ -217,6 +218,7 @@ void bind_config(nb::module_& m) {
         d["chunks_from_cache"] = s.chunks_from_cache.load();
         d["chunks_decoded_by_nvcomp"] = s.chunks_decoded_by_nvcomp.load();
         d["chunks_decoded_by_zstd_kernels"] = s.chunks_decoded_by_zstd_kernels.load();
+        d["chunks_decoded_by_deflate_kernels"] = s.chunks_decoded_by_deflate_kernels.load();
         d["gpu_rejections_recovered"] = s.gpu_rejections_recovered.load();
         d["batches"] = s.batches.load();
         d["bytes_uploaded_pinned"] = s.bytes_uploaded_pinned.load();

@@ -26,7 +26,7 @@ remote.* : the HTTP and S3 stores
 gpu.* : reads into and writes from GPU memory
     ``gpu.batch_budget_bytes`` (256 MiB), ``gpu.pipeline_depth`` (4),
     ``gpu.nvcomp_decode`` (False), ``gpu.nvcomp_min_chunks`` (512), ``gpu.zstd_kernels``
-    (False), ``gpu.gds_direct``,
+    (False), ``gpu.deflate_kernels`` (False), ``gpu.gds_direct``,
     ``gpu.gds_mode`` (``"auto"``, ``"cufile"``, ``"compat"``), ...
 cache.* : the decoded-chunk cache (off by default; docs/chunk-cache.md)
     ``cache.host_bytes``: decoded chunks the process keeps for later reads, one budget for

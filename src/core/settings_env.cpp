@@ -176,6 +176,7 @@ Config config_from_environment(const EnvironmentLookup& environment) {
   if (auto v = env.boolean("ZARRKIT_NVCOMP_DECODE")) g.nvcomp_decode = *v;
   if (auto v = env.non_negative_integer("ZARRKIT_NVCOMP_MIN_CHUNKS")) g.nvcomp_min_chunks = std::max<std::uint64_t>(*v, 1);
   if (auto v = env.boolean("ZARRKIT_ZSTD_KERNELS")) g.zstd_kernels = *v;
+  if (auto v = env.boolean("ZARRKIT_DEFLATE_KERNELS")) g.deflate_kernels = *v;
   if (auto v = env.boolean("ZARRKIT_GDS_DIRECT")) g.gds_direct = *v;
   if (auto v = env.text("ZARRKIT_GDS_MODE")) g.gds_mode = detail::parse_gds_mode(*v, "ZARRKIT_GDS_MODE");
   if (auto v = env.positive_size("ZARRKIT_GDS_THREADS")) g.gds_threads = to_size(std::min<std::uint64_t>(*v, 256));

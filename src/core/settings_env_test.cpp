@@ -81,6 +81,8 @@ TEST(SettingsEnvironment, EachVariableSetsItsSetting) {
       {"ZARRKIT_NVCOMP_MIN_CHUNKS", "0", [](const Config& c) { return c.gpu.nvcomp_min_chunks == 1; }},
       {"ZARRKIT_ZSTD_KERNELS", "1", [](const Config& c) { return c.gpu.zstd_kernels; }},
       {"ZARRKIT_ZSTD_KERNELS", "off", [](const Config& c) { return !c.gpu.zstd_kernels; }},
+      {"ZARRKIT_DEFLATE_KERNELS", "1", [](const Config& c) { return c.gpu.deflate_kernels; }},
+      {"ZARRKIT_DEFLATE_KERNELS", "off", [](const Config& c) { return !c.gpu.deflate_kernels; }},
       {"ZARRKIT_GDS_DIRECT", "0", [](const Config& c) { return !c.gpu.gds_direct; }},
       {"ZARRKIT_GDS_DIRECT", "no", [](const Config& c) { return !c.gpu.gds_direct; }},
       {"ZARRKIT_GDS_MODE", "compat", [](const Config& c) { return c.gpu.gds_mode == GdsMode::kCompat; }},

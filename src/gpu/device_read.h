@@ -36,6 +36,7 @@ struct ReadStats {
   std::atomic<std::uint64_t> chunks_from_cache{0};
   std::atomic<std::uint64_t> chunks_decoded_by_nvcomp{0};  // part of chunks_decoded_on_gpu
   std::atomic<std::uint64_t> chunks_decoded_by_zstd_kernels{0};  // part of chunks_decoded_on_gpu
+  std::atomic<std::uint64_t> chunks_decoded_by_deflate_kernels{0};  // part of chunks_decoded_on_gpu
   // Chunks a GdsStore read straight into device memory (part of chunks_decoded_on_gpu).
   std::atomic<std::uint64_t> chunks_read_direct{0};
   // Chunks the GPU rejected but the CPU then decoded (should stay 0: a GPU decoder that

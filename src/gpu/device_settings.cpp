@@ -10,6 +10,7 @@ DeviceSettings device_settings(const GpuConfig& gpu) {
           .nvcomp_decode = gpu.nvcomp_decode,
           .nvcomp_min_chunks = std::max<std::uint64_t>(gpu.nvcomp_min_chunks, 1),
           .zstd_kernels = gpu.zstd_kernels,
+          .deflate_kernels = gpu.deflate_kernels,
           .gds_direct = gpu.gds_direct};
 }
 

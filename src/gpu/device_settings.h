@@ -16,6 +16,7 @@ struct DeviceSettings {
   bool nvcomp_decode = false;
   std::uint64_t nvcomp_min_chunks = 0;   // at least 1
   bool zstd_kernels = false;
+  bool deflate_kernels = false;
   bool gds_direct = false;
 };
 

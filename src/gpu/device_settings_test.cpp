@@ -17,6 +17,7 @@ TEST(DeviceSettings, TheReaderTakesTheScopedSettingsOfItsThread) {
     c.gpu.nvcomp_decode = !c.gpu.nvcomp_decode;
     c.gpu.nvcomp_min_chunks = 7;
     c.gpu.zstd_kernels = !c.gpu.zstd_kernels;
+    c.gpu.deflate_kernels = !c.gpu.deflate_kernels;
     c.gpu.gds_direct = !c.gpu.gds_direct;
   });
   const DeviceSettings s = device_settings();
@@ -25,6 +26,7 @@ TEST(DeviceSettings, TheReaderTakesTheScopedSettingsOfItsThread) {
   EXPECT_EQ(s.nvcomp_decode, !global.nvcomp_decode);
   EXPECT_EQ(s.nvcomp_min_chunks, 7u);
   EXPECT_EQ(s.zstd_kernels, !global.zstd_kernels);
+  EXPECT_EQ(s.deflate_kernels, !global.deflate_kernels);
   EXPECT_EQ(s.gds_direct, !global.gds_direct);
   DeviceSettings other;
   std::thread([&] { other = device_settings(); }).join();
@@ -52,6 +54,7 @@ TEST(DeviceSettings, TheDefaultsAreThoseOfConfig) {
   EXPECT_FALSE(s.nvcomp_decode);
   EXPECT_EQ(s.nvcomp_min_chunks, 512u);
   EXPECT_FALSE(s.zstd_kernels);
+  EXPECT_FALSE(s.deflate_kernels);
   EXPECT_TRUE(s.gds_direct);
 }
 

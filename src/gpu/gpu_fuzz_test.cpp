@@ -1,7 +1,8 @@
 // Mutation fuzzing of the device decoders: arrays of every chain the device decodes (LZ4 and
 // numcodecs.lz4, blosc-lz4 and blosc-blosclz with their shuffles, crc32c, zstd through
-// zarrkit's kernels, sharded inner chunks) have chunks damaged at random (bit flips anywhere,
-// headers included, bytes dropped or inserted, cuts, garbage tails) and are read into device
+// zarrkit's kernels, gzip and zlib through its deflate kernel, sharded inner chunks) have
+// chunks damaged at random (bit flips anywhere, headers included, bytes dropped or
+// inserted, cuts, garbage tails) and are read into device
 // memory beside the same read on the CPU. The GPU may never decode a damaged chunk to values
 // the CPU does not give, nor fail where the CPU succeeds; run under compute-sanitizer memcheck
 // (tools/gpu_bench/device_session.sh, stage gpu_fuzz) it shows that no damaged chunk makes a
@@ -57,6 +58,8 @@ std::vector<FuzzChain> fuzz_chains() {
       {"crc32c", json::array({little, {{"name", "crc32c"}}})},
       {"zstd", json::array({little, zstd})},
       {"zstd checksum", json::array({little, zstd_checked})},
+      {"gzip", json::array({little, {{"name", "gzip"}, {"configuration", {{"level", 5}}}}})},
+      {"zlib", json::array({little, {{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}})},
       {"sharding lz4",
        json::array({{{"name", "sharding_indexed"},
                      {"configuration",
@@ -122,8 +125,11 @@ std::uint64_t fuzz_seed() {
 
 TEST(GpuFuzz, DamagedChunksNeverDecodeWrongOnTheDevice) {
   REQUIRE_GPU();
-  // zarrkit's zstd kernels are off by default: the fuzzing covers them too.
-  ScopedConfig zstd_kernels{[](Config& c) { c.gpu.zstd_kernels = true; }};
+  // zarrkit's zstd and deflate kernels are off by default: the fuzzing covers them too.
+  ScopedConfig own_kernels{[](Config& c) {
+    c.gpu.zstd_kernels = true;
+    c.gpu.deflate_kernels = true;
+  }};
   std::mt19937_64 rng(fuzz_seed());
   const int rounds = fuzz_rounds();
   // ZARRKIT_GPU_FUZZ_VERBOSE: each read named before it starts, so a crash shows where.

@@ -102,6 +102,7 @@ DEFAULTS = {
     "gpu.nvcomp_decode": False,
     "gpu.nvcomp_min_chunks": 512,
     "gpu.zstd_kernels": False,
+    "gpu.deflate_kernels": False,
     "gpu.gds_direct": True,
     "gpu.gds_mode": "auto",
     "gpu.gds_threads": 16,

@@ -11,7 +11,8 @@
 #   tools/gpu_bench/device_session.sh [carry folder from pack_session.sh] [--quick]
 # STAGES="pytest s6" (any of gpu_tests pytest s7 s6 gds sanitizers write write_bench
 # first_read first_read_old compare; and, not run by default, zstd (zarrkit's zstd kernels:
-# tests, sanitizers, zarrkit_zstd_bench), wheel_gpu (a zarrkit-*.whl put in the carry folder), demo_gpu (zarrkit_demo put there), gpu_fuzz, multi_tests dask_large
+# tests, sanitizers, zarrkit_zstd_bench), deflate (zarrkit's deflate kernel: tests,
+# sanitizers, zarrkit_deflate_bench), wheel_gpu (a zarrkit-*.whl put in the carry folder), demo_gpu (zarrkit_demo put there), gpu_fuzz, multi_tests dask_large
 # multi_bench multi_stats racecheck xarray_load: the multi-device tests, Dask-CUDA on an array larger than one GPU
 # (DASK_GPUS, default 0,1; DASK_K: a pytest -k expression), bench/gpu/multi_gpu.py for each GPU count in MULTI_GPUS (default
 # all; MULTI_CASES, MULTI_WAYS, MULTI_REPS) and, after it, the read counters of one GPU and of
@@ -123,6 +124,22 @@ stage "zstd kernels: tests, sanitizers, kernel-only benchmark"
 grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/zstd_tests.log"
 timeout 240 "$work/bin/zarrkit_zstd_bench" --total-mib 1024 --reps 6 --json "$out/zstd_bench.json" ${ZSTD_BENCH_ARGS:-}
 echo "zstd bench rc $?"
+fi
+
+if [[ " ${STAGES:-} " == *" deflate "* ]]; then
+# zarrkit's deflate kernel (not run by default until it has passed here): its GPU tests,
+# compute-sanitizer on the differential set and the damaged streams, and the kernel-only
+# benchmark against nvCOMP's gzip and libdeflate (DEFLATE_BENCH_ARGS adds options).
+stage "deflate kernel: tests, sanitizers, kernel-only benchmark"
+{
+  timeout 240 "$work/bin/gpu_tests" --gtest_filter='GpuDeflateKernels.*'
+  echo "deflate tests rc $?"
+  sanitize memcheck 240 'GpuDeflateKernels.DifferentialSetInOneBatch:GpuDeflateKernels.DamagedStreams*' "deflate memcheck"
+  sanitize racecheck 200 'GpuDeflateKernels.DifferentialSetInOneBatch' "deflate racecheck"
+} > "$out/deflate_tests.log" 2>&1
+grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/deflate_tests.log"
+timeout 240 "$work/bin/zarrkit_deflate_bench" --total-mib 1024 --reps 6 --json "$out/deflate_bench.json" ${DEFLATE_BENCH_ARGS:-}
+echo "deflate bench rc $?"
 fi
 
 if [[ " ${STAGES:-} " == *" racecheck "* ]]; then

@@ -2,7 +2,7 @@
 # Packs one GPU-machine session (tools/gpu_bench/device_session.sh) into a folder that
 # travels with the working tree (at most 64 MiB with it), default build/gpu-carry:
 #   bundle.tar.gz      gpu_tests, zarrkit_gpu_bench, zarrkit_gpu_write_bench, zarrkit_s7_bench,
-#                      zarrkit_zstd_bench, their
+#                      zarrkit_zstd_bench, zarrkit_deflate_bench, their
 #                      shared libraries,
 #                      the Python package with its extension (cp312, built with CUDA) and the
 #                      interop corpus
@@ -29,7 +29,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 rm -rf "$carry"
 mkdir -p "$carry/wheels" "$stage/bin" "$stage/lib" "$stage/py/zarrkit"
-bins=(gpu_tests zarrkit_gpu_bench zarrkit_gpu_write_bench zarrkit_s7_bench zarrkit_zstd_bench)
+bins=(gpu_tests zarrkit_gpu_bench zarrkit_gpu_write_bench zarrkit_s7_bench zarrkit_zstd_bench zarrkit_deflate_bench)
 for b in "${bins[@]}"; do strip -o "$stage/bin/$b" "$tree/$b"; done
 ext=$(ls "$tree"/python/_zarrkit.cpython-312-*.so)
 strip -o "$stage/py/zarrkit/$(basename "$ext")" "$ext"

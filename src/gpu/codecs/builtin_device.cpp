@@ -10,7 +10,7 @@ void register_builtin_device_codecs(const CodecRegistry& registry) {
   register_crc32c_device_codec(registry);
   register_blosc_device_codec(registry);
   register_lz4_device_codec(registry);
-  register_nvcomp_device_codecs(registry);
+  register_deflate_device_codecs(registry);
   register_zstd_device_codec(registry);
   register_delta_device_codec(registry);
 }

@@ -161,13 +161,7 @@ std::shared_ptr<const DeviceBytesCodec> make_nvcomp_device(NvcompCodec codec) {
   return std::make_shared<NvcompDevice>(codec);
 }
 
-// zstd's half (zstd_device.cpp) offers nvCOMP's when its own kernels are not asked for.
-void register_nvcomp_device_codecs(const CodecRegistry& registry) {
-  auto gzip = [](const std::shared_ptr<const Codec>&) -> std::shared_ptr<const DeviceCodec> {
-    return make_nvcomp_device(NvcompCodec::kGzip);
-  };
-  registry.add_device("gzip", gzip);
-  registry.add_device("numcodecs.gzip", gzip);
-}
+// The halves of zstd (zstd_device.cpp) and gzip (deflate_device.cpp) offer nvCOMP's when
+// their own kernels are not asked for.
 
 }  // namespace zarrkit::gpu

@@ -11,7 +11,7 @@ void register_transpose_device_codec(const CodecRegistry& registry);  // "transp
 void register_crc32c_device_codec(const CodecRegistry& registry);     // "crc32c", "numcodecs.crc32c"
 void register_blosc_device_codec(const CodecRegistry& registry);      // "blosc", "numcodecs.blosc"
 void register_lz4_device_codec(const CodecRegistry& registry);        // "numcodecs.lz4"
-void register_nvcomp_device_codecs(const CodecRegistry& registry);    // "gzip", "numcodecs.gzip" via nvCOMP
+void register_deflate_device_codecs(const CodecRegistry& registry);   // "gzip", "numcodecs.gzip" (or nvCOMP's), "numcodecs.zlib"
 void register_zstd_device_codec(const CodecRegistry& registry);       // "zstd", "numcodecs.zstd" (or nvCOMP's)
 void register_delta_device_codec(const CodecRegistry& registry);      // "numcodecs.delta" (integers)
 

@@ -6,50 +6,15 @@
 
 #include <algorithm>
 
+#include "gpu/warp/device_warp.cuh"
 #include "gpu/zstd/zstd_stages.cuh"
 
 namespace zarrkit::gpu {
 namespace {
 
 using namespace zstd;
-
-constexpr unsigned kFull = 0xFFFFFFFFu;
-
-// The Warp of zstd_stages.cuh on the device.
-struct DeviceWarp {
-  unsigned lane_;
-  __device__ unsigned lane() const { return lane_; }
-  __device__ void sync() const { __syncwarp(); }
-  __device__ unsigned ballot(bool p) const { return __ballot_sync(kFull, p); }
-  __device__ bool any(bool p) const { return __any_sync(kFull, p) != 0; }
-  __device__ std::uint32_t shfl(std::uint32_t v, unsigned from) const {
-    return __shfl_sync(kFull, v, static_cast<int>(from));
-  }
-  __device__ std::uint32_t shfl_up(std::uint32_t v, unsigned d) const { return __shfl_up_sync(kFull, v, d); }
-  __device__ std::uint32_t shfl_xor(std::uint32_t v, unsigned m) const {
-    return __shfl_xor_sync(kFull, v, static_cast<int>(m));
-  }
-  // Bytes other warps write during the stage are read through L2: a line this SM's L1
-  // cached before they were written could be stale.
-  __device__ std::uint8_t load_shared(const std::uint8_t* p) const { return __ldcg(p); }
-  __device__ std::uint32_t fetch_add(std::uint32_t* p, std::uint32_t v) const { return atomicAdd(p, v); }
-  __device__ std::uint32_t load_progress(std::uint32_t* p) const {
-    const std::uint32_t v = atomicAdd(p, 0u);
-    __threadfence();  // the bytes it covers are read after it
-    return v;
-  }
-  __device__ void publish_progress(std::uint32_t* p, std::uint32_t v) const {
-    __threadfence();  // the warp's bytes (ordered before by sync) are visible first
-    atomicExch(p, v);
-  }
-  __device__ bool failed(const std::int32_t* status) const {
-    return *reinterpret_cast<const volatile std::int32_t*>(status) != 0;
-  }
-  __device__ void fail(std::int32_t* status, std::int32_t code) const { atomicCAS(status, 0, code); }
-  __device__ void pause() const { __nanosleep(200); }
-};
-
-__device__ DeviceWarp this_warp() { return DeviceWarp{threadIdx.x % kWarpLanes}; }
+using warp::DeviceWarp;
+using warp::this_warp;
 
 constexpr unsigned kLiteralWarps = 4;
 constexpr unsigned kSequenceWarps = 2;

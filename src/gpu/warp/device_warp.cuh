@@ -1,0 +1,48 @@
+// The hardware's warp for the stages written once for the device and the host (the host
+// tests run them with gpu/warp/emulated_warp.h). CUDA only.
+#pragma once
+
+#include <cstdint>
+
+namespace zarrkit::gpu::warp {
+
+constexpr unsigned kFull = 0xFFFFFFFFu;
+
+// The Warp of the decoders' warp-level stages (zstd_stages.cuh, deflate_stages.cuh) on
+// the device: the hardware's collectives over a full warp.
+struct DeviceWarp {
+  unsigned lane_;
+  __device__ unsigned lane() const { return lane_; }
+  __device__ void sync() const { __syncwarp(); }
+  __device__ unsigned ballot(bool p) const { return __ballot_sync(kFull, p); }
+  __device__ bool any(bool p) const { return __any_sync(kFull, p) != 0; }
+  __device__ std::uint32_t shfl(std::uint32_t v, unsigned from) const {
+    return __shfl_sync(kFull, v, static_cast<int>(from));
+  }
+  __device__ std::uint32_t shfl_up(std::uint32_t v, unsigned d) const { return __shfl_up_sync(kFull, v, d); }
+  __device__ std::uint32_t shfl_xor(std::uint32_t v, unsigned m) const {
+    return __shfl_xor_sync(kFull, v, static_cast<int>(m));
+  }
+  // Bytes other warps write during the stage are read through L2: a line this SM's L1
+  // cached before they were written could be stale.
+  __device__ std::uint8_t load_shared(const std::uint8_t* p) const { return __ldcg(p); }
+  __device__ std::uint32_t fetch_add(std::uint32_t* p, std::uint32_t v) const { return atomicAdd(p, v); }
+  __device__ std::uint32_t load_progress(std::uint32_t* p) const {
+    const std::uint32_t v = atomicAdd(p, 0u);
+    __threadfence();  // the bytes it covers are read after it
+    return v;
+  }
+  __device__ void publish_progress(std::uint32_t* p, std::uint32_t v) const {
+    __threadfence();  // the warp's bytes (ordered before by sync) are visible first
+    atomicExch(p, v);
+  }
+  __device__ bool failed(const std::int32_t* status) const {
+    return *reinterpret_cast<const volatile std::int32_t*>(status) != 0;
+  }
+  __device__ void fail(std::int32_t* status, std::int32_t code) const { atomicCAS(status, 0, code); }
+  __device__ void pause() const { __nanosleep(200); }
+};
+
+__device__ inline DeviceWarp this_warp() { return DeviceWarp{threadIdx.x % 32u}; }
+
+}  // namespace zarrkit::gpu::warp
