@@ -24,12 +24,13 @@ namespace {
 
 using json = nlohmann::json;
 
-const Shape kShape{30, 23};
+const Shape kShape{30, 24};
 
-// Rows in chunks of 10 10 5 5, columns in chunks of 3 8 12.
+// Rows in chunks of 10 10 5 5, columns in chunks of 4 8 12 (multiples of the sharded case's
+// inner chunks, 5 x 4).
 ChunkGrid varying_grid() {
   const std::vector<ChunkRun> rows{{10, 2}, {5, 2}};
-  const std::vector<ChunkRun> columns{{3, 1}, {8, 1}, {12, 1}};
+  const std::vector<ChunkRun> columns{{4, 1}, {8, 1}, {12, 1}};
   return ChunkGrid({AxisGrid::explicit_runs(rows), AxisGrid::explicit_runs(columns)});
 }
 
@@ -82,8 +83,8 @@ TEST_P(GpuRectilinear, ReadsIntoDeviceMemoryEqualTheCpu) {
   auto store = MemoryStore::create();
   Array array = make(store, "a", codecs());
   // The last rows stay unwritten: their chunks are missing and read as the fill value.
-  std::vector<float> values = ramp(22 * 23, 1.5f);
-  array.write({Slice{0, 22, 1}, Slice{0, 23, 1}}, host_view(values, {22, 23}));
+  std::vector<float> values = ramp(22 * 24, 1.5f);
+  array.write({Slice{0, 22, 1}, Slice{0, 24, 1}}, host_view(values, {22, 24}));
   const std::uint64_t on_cpu_before = gpu::read_stats().device_reads_on_cpu.load();
   expect_same_read(array, {}, "whole array");
   EXPECT_GT(gpu::read_stats().device_reads_on_cpu.load(), on_cpu_before) << "not read through the host";
@@ -99,19 +100,19 @@ TEST_P(GpuRectilinear, ReadsIntoAStridedDeviceView) {
   REQUIRE_GPU();
   auto store = MemoryStore::create();
   Array array = make(store, "a", codecs());
-  std::vector<float> values = ramp(30 * 23, -3.0f);
+  std::vector<float> values = ramp(30 * 24, -3.0f);
   array.write({}, host_view(values, kShape));
   // Every second column of a device array twice as wide, around a sentinel.
-  std::vector<float> sentinel(30 * 46, -99.0f);
+  std::vector<float> sentinel(30 * 48, -99.0f);
   Buffer wide = to_device(ByteView{reinterpret_cast<const std::byte*>(sentinel.data()), sentinel.size() * 4});
-  NDView out{wide.data(), kShape, {46 * 4, 8}, DataType::float_(32), MemoryKind::kDevice};
+  NDView out{wide.data(), kShape, {48 * 4, 8}, DataType::float_(32), MemoryKind::kDevice};
   array.read_into({}, out);
   const Buffer back = to_host(wide);
   const auto* got = reinterpret_cast<const float*>(back.data());
   for (std::size_t r = 0; r < 30; ++r) {
-    for (std::size_t c = 0; c < 46; ++c) {
-      const float want = c % 2 == 0 ? values[r * 23 + c / 2] : -99.0f;
-      ASSERT_EQ(got[r * 46 + c], want) << "row " << r << " column " << c;
+    for (std::size_t c = 0; c < 48; ++c) {
+      const float want = c % 2 == 0 ? values[r * 24 + c / 2] : -99.0f;
+      ASSERT_EQ(got[r * 48 + c], want) << "row " << r << " column " << c;
     }
   }
 }
@@ -122,14 +123,14 @@ TEST_P(GpuRectilinear, WritesFromDeviceMemoryStoreWhatHostWritesStore) {
   Array from_device = make(store, "d", codecs());
   Array from_host = make(store, "h", codecs());
   // A whole write, then parts that cut chunks of every shape.
-  std::vector<float> all = ramp(30 * 23, 0.25f);
+  std::vector<float> all = ramp(30 * 24, 0.25f);
   Buffer all_on_device = to_device(ByteView{reinterpret_cast<const std::byte*>(all.data()), all.size() * 4});
   from_device.write({}, NDView{all_on_device.data(), kShape, NDView::c_strides(kShape, 4), DataType::float_(32),
                                MemoryKind::kDevice});
   from_host.write({}, host_view(all, kShape));
   const std::vector<Selection> parts = {{Slice{7, 26, 1}, Slice{2, 13, 1}},
-                                        {Slice{0, 30, 3}, Slice{20, 23, 1}},
-                                        {Slice{29, 30, 1}, Slice{0, 23, 2}}};
+                                        {Slice{0, 30, 3}, Slice{20, 24, 1}},
+                                        {Slice{29, 30, 1}, Slice{0, 24, 2}}};
   float next = 1000.0f;
   for (const Selection& part : parts) {
     const Shape shape = from_host.selection_shape(part);
@@ -160,23 +161,23 @@ TEST_P(GpuRectilinear, ReadsAndWritesOverSeveralDevicePartsUseTheGrid) {
   REQUIRE_GPU();
   auto store = MemoryStore::create();
   Array array = make(store, "a", codecs());
-  std::vector<float> values = ramp(30 * 23, 5.0f);
+  std::vector<float> values = ramp(30 * 24, 5.0f);
   Buffer source = to_device(ByteView{reinterpret_cast<const std::byte*>(values.data()), values.size() * 4});
   // Two parts on the current device, split between the rows of one chunk (9|21: inside the
   // first chunk of 10 rows), so the write's waves must keep them apart.
-  const Shape top{9, 23}, bottom{21, 23};
+  const Shape top{9, 24}, bottom{21, 24};
   const std::vector<DevicePart> writes = {
-      {{Slice{0, 9, 1}, Slice{0, 23, 1}}, NDView{source.data(), top, NDView::c_strides(top, 4), DataType::float_(32), MemoryKind::kDevice}},
-      {{Slice{9, 30, 1}, Slice{0, 23, 1}},
-       NDView{source.data() + 9 * 23 * 4, bottom, NDView::c_strides(bottom, 4), DataType::float_(32), MemoryKind::kDevice}}};
+      {{Slice{0, 9, 1}, Slice{0, 24, 1}}, NDView{source.data(), top, NDView::c_strides(top, 4), DataType::float_(32), MemoryKind::kDevice}},
+      {{Slice{9, 30, 1}, Slice{0, 24, 1}},
+       NDView{source.data() + 9 * 24 * 4, bottom, NDView::c_strides(bottom, 4), DataType::float_(32), MemoryKind::kDevice}}};
   write_from_devices(array, writes);
   const NDBuffer host = array.read();
   ASSERT_EQ(std::memcmp(host.data(), values.data(), values.size() * 4), 0);
   Buffer target = Buffer::allocate(values.size() * 4, device_allocator());
   const std::vector<DevicePart> reads = {
-      {{Slice{0, 9, 1}, Slice{0, 23, 1}}, NDView{target.data(), top, NDView::c_strides(top, 4), DataType::float_(32), MemoryKind::kDevice}},
-      {{Slice{9, 30, 1}, Slice{0, 23, 1}},
-       NDView{target.data() + 9 * 23 * 4, bottom, NDView::c_strides(bottom, 4), DataType::float_(32), MemoryKind::kDevice}}};
+      {{Slice{0, 9, 1}, Slice{0, 24, 1}}, NDView{target.data(), top, NDView::c_strides(top, 4), DataType::float_(32), MemoryKind::kDevice}},
+      {{Slice{9, 30, 1}, Slice{0, 24, 1}},
+       NDView{target.data() + 9 * 24 * 4, bottom, NDView::c_strides(bottom, 4), DataType::float_(32), MemoryKind::kDevice}}};
   read_into_devices(array, reads);
   const Buffer back = to_host(target);
   EXPECT_EQ(std::memcmp(back.data(), values.data(), values.size() * 4), 0);

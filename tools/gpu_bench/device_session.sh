@@ -75,7 +75,7 @@ python3 -c "import zarrkit, cupy; print('zarrkit GPU:', zarrkit.config.gpu_avail
 
 if wanted gpu_tests; then
 stage "gpu_tests"
-timeout 60 "$work/bin/gpu_tests" > "$out/gpu_tests.log" 2>&1
+timeout 180 "$work/bin/gpu_tests" > "$out/gpu_tests.log" 2>&1
 echo "gpu_tests rc $?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |corpus arrays|^\[  FAILED" "$out/gpu_tests.log" | head -20
 fi
