@@ -65,7 +65,9 @@ void expect_device_equals_host(const Batch& b) {
     if (h.error != df::kOk) continue;
     const Bytes device = runner.output(i);
     ASSERT_TRUE(device == host) << what << ": the device's bytes differ from the host's";
-    if (b.expected[i] != nullptr) ASSERT_TRUE(device == *b.expected[i]) << what << ": wrong bytes";
+    if (b.expected[i] != nullptr) {
+      ASSERT_TRUE(device == *b.expected[i]) << what << ": wrong bytes";
+    }
   }
 }
 
