@@ -49,14 +49,20 @@ struct Batch {
   }
 };
 
-// Decodes the batch on the device and checks each chunk against the host's run of the same
-// code: the same verdict, the same bytes where it decodes, the right bytes where known.
+// Decodes the batch on the device and checks each chunk: where its right bytes are known
+// (streams the host tests decode to them), those; else against the host's run of the same
+// code (an emulated warp, slow on large chunks): the same verdict, the same bytes.
 void expect_device_equals_host(const Batch& b) {
   DeflateDeviceRunner runner(b.inputs, b.sizes, b.formats);
   runner.launch();
   const std::vector<std::int32_t> status = runner.statuses();
   EXPECT_TRUE(runner.guards_intact()) << "the kernel wrote outside an output slot";
   for (std::size_t i = 0; i < b.inputs.size(); ++i) {
+    if (b.expected[i] != nullptr) {
+      ASSERT_EQ(status[i], df::kOk) << b.names[i] << ": " << df::error_name(status[i]);
+      ASSERT_TRUE(runner.output(i) == *b.expected[i]) << b.names[i] << ": wrong bytes";
+      continue;
+    }
     Bytes host(b.sizes[i]);
     df::HostDecodeResult h = df::decode_on_host(b.formats[i], b.inputs[i].data(), b.inputs[i].size(), host.data(), b.sizes[i]);
     if (h.error == df::kOk && h.size != b.sizes[i]) h.error = df::kErrOutputSize;
@@ -65,9 +71,6 @@ void expect_device_equals_host(const Batch& b) {
     if (h.error != df::kOk) continue;
     const Bytes device = runner.output(i);
     ASSERT_TRUE(device == host) << what << ": the device's bytes differ from the host's";
-    if (b.expected[i] != nullptr) {
-      ASSERT_TRUE(device == *b.expected[i]) << what << ": wrong bytes";
-    }
   }
 }
 
