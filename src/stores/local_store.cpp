@@ -346,7 +346,10 @@ std::optional<std::uint64_t> LocalStore::read_into(std::string_view key, std::sp
   // Reads range i from byte `from` on with pread, continuing short reads. Returns the end
   // of what was read when the file ends early (it shrank since it was opened).
   auto read_range = [&](std::size_t i, std::size_t from) -> std::optional<std::uint64_t> {
-    const auto [begin, length] = spans[i];
+    // Plain variables, not a structured binding: clang before 16 cannot capture one in the
+    // lambda below (the fuzz preset builds with Debian's clang).
+    const std::uint64_t begin = spans[i].first;
+    const std::size_t length = spans[i].second;
     for (std::size_t done = from; done < length;) {
       ssize_t got = retry_eintr([&] {
         return io_->pread(handle->fd(), dests[i].data() + done, length - done, static_cast<off_t>(begin + done));

@@ -1,7 +1,7 @@
 // CurlTransport: every transfer runs on one event-loop thread that owns a libcurl multi
 // handle. Callers queue requests and wait; the loop keeps at most `concurrency` transfers
-// active, reuses easy handles and (through the multi handle's cache) connections, and
-// hands each finished response back to its caller.
+// active, reuses easy handles (where libcurl allows it: easy_handles_reusable) and (through
+// the multi handle's cache) connections, and hands each finished response back to its caller.
 #include <curl/curl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -28,6 +28,16 @@ namespace {
 // than being reserved up front from a length the server claims.
 constexpr std::size_t kMaxUpfrontReserve = std::size_t{64} << 20;
 constexpr std::size_t kInitialCapacity = std::size_t{64} << 10;
+
+// Whether a finished easy handle may serve the next transfer. libcurl before 8.1.0 keeps, across
+// curl_easy_reset, a pointer to the last header of the handle's previous response after
+// freeing it (curl PR 11103): a response whose first header line starts with a blank (an
+// obs-fold continuation) then makes libcurl read and reallocate freed memory. Those versions
+// get a fresh handle per transfer; connections are still reused through the multi handle.
+bool easy_handles_reusable() {
+  static const bool reusable = curl_version_info(CURLVERSION_NOW)->version_num >= 0x080100;
+  return reusable;
+}
 
 void global_init() {
   static std::once_flag once;
@@ -356,7 +366,13 @@ class EventLoop {
   void release(Transfer* t) {
     if (t->header_list != nullptr) curl_slist_free_all(t->header_list);
     t->header_list = nullptr;
-    if (t->easy != nullptr) idle_handles_.push_back(t->easy);
+    if (t->easy != nullptr) {
+      if (easy_handles_reusable()) {
+        idle_handles_.push_back(t->easy);
+      } else {
+        curl_easy_cleanup(t->easy);
+      }
+    }
     t->easy = nullptr;
   }
 
