@@ -96,10 +96,10 @@ async def read(
     batch: list[tuple[Any, ArraySpec, Any, Any, bool]],
     out: NDBuffer,
     drop_axes: tuple[int, ...],
-) -> int:
+) -> list[bool]:
     """Reads `batch` (zarr-python's read batch, chunks of one spec, decoded with zarrkit's
-    `chain`) into `out` on the device. Returns the number of chunks it covered (missing
-    ones included)."""
+    `chain`) into `out` on the device. Returns, per chunk of the batch, whether it is stored
+    (False: it read as the fill value)."""
     spec = batch[0][1]
     direct = _direct_store(batch[0][0].store)
     chunks = None if direct is not None else await _fetch(batch)
@@ -137,8 +137,10 @@ async def read(
         # zarrkit reads the chunks itself, as the batches need them (into pinned staging).
         keys = [byte_getter.path for byte_getter, *_ in batch]
         chain.read_into(direct._handle, keys, list(shape), fill, selections, outs, _on_device(target))
+        present = [direct.exists(key) for key in keys]
     else:
         chain.decode_into(chunks, list(shape), fill, selections, outs, _on_device(target))
+        present = [c is not None for c in chunks]
     if scratch is not None:
         for i, (_, chunk_spec, chunk_selection, out_selection, _) in enumerate(batch):
             k = scratch_of[i]
@@ -149,4 +151,4 @@ async def read(
             if drop_axes:
                 part = part.squeeze(axis=drop_axes)
             out[out_selection] = part
-    return len(batch)
+    return present

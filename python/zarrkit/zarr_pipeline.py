@@ -178,27 +178,39 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
         batch_info: Iterable[tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
         out: NDBuffer,
         drop_axes: tuple[int, ...] = (),
-    ) -> None:
+    ) -> tuple[dict[str, str], ...] | None:
         """With zarr-python's GPU prototype (zarr.config.enable_gpu()), the chunks of the
         read are decoded on the GPU by zarrkit in one batch (see zarrkit._zarr_gpu_read);
-        everything else reads as zarr-python reads, through decode_batch above."""
+        everything else reads as zarr-python reads, through decode_batch above.
+
+        Returns what zarr-python's own pipeline returns: from zarr-python 3.4 on, one
+        ``{"status": "present" | "missing"}`` per chunk, in the batch's order (zarr-python
+        raises for missing chunks from it when ``array.read_missing_chunks`` is off);
+        None with zarr-python 3.1."""
         batch = list(batch_info)
-        if batch and _zarr_gpu_read.wanted(out):
-            for indices in self._groups([spec for _, spec, *_ in batch]):
-                items = [batch[i] for i in indices]
-                spec = items[0][1]
-                chain = self._chain(spec, host_only=False) if spec.shape else None
-                if chain is not None:
-                    try:
-                        stats["gpu_decoded"] += await _zarr_gpu_read.read(
-                            chain, self._fill_bytes(spec), items, out, drop_axes
-                        )
-                        continue
-                    except ZarrkitError:
-                        pass  # zarr-python decides, naming the chunk in its own terms
-                await super().read(items, out, drop_axes)
-            return
-        await super().read(batch, out, drop_axes)
+        if not (batch and _zarr_gpu_read.wanted(out)):
+            return await super().read(batch, out, drop_axes)
+        results: list[Any] = [None] * len(batch)
+        for indices in self._groups([spec for _, spec, *_ in batch]):
+            items = [batch[i] for i in indices]
+            spec = items[0][1]
+            chain = self._chain(spec, host_only=False) if spec.shape else None
+            group: Any = None
+            if chain is not None:
+                try:
+                    present = await _zarr_gpu_read.read(chain, self._fill_bytes(spec), items, out, drop_axes)
+                except ZarrkitError:
+                    pass  # zarr-python decides, naming the chunk in its own terms
+                else:
+                    stats["gpu_decoded"] += len(items)
+                    group = [{"status": "present" if p else "missing"} for p in present]
+            if group is None:
+                group = await super().read(items, out, drop_axes)
+                if group is None:  # zarr-python 3.1's pipeline returns nothing
+                    continue
+            for i, result in zip(indices, group, strict=True):
+                results[i] = result
+        return None if None in results else tuple(results)
 
     # ---- Decoding ---------------------------------------------------------------------------
 

@@ -221,3 +221,58 @@ def test_device_read_path_in_host_memory(tmp_path, monkeypatch, zarr_format, nam
     np.testing.assert_array_equal(zarr.open_array(path, mode="r")[...], data)
     assert zarr_pipeline.stats["gpu_decoded"] > before["gpu_decoded"]
     assert zarr_pipeline.stats["fallback_decoded"] == before["fallback_decoded"]
+
+
+# ---- What `read` returns ------------------------------------------------------------------------
+# zarr-python 3.4's pipelines return one {"status": "present" | "missing"} per chunk of a read
+# (the array raises for missing chunks from them when array.read_missing_chunks is off); 3.1's
+# return None. zarrkit's pipeline returns what zarr-python's own returns, and from the device
+# path one status per chunk of the batch, in its order.
+
+
+def read_results(monkeypatch, pipeline_class, path, selection):
+    """The values `pipeline_class.read` returned during `array[selection]`."""
+    results = []
+    original = pipeline_class.read
+
+    async def recording(self, batch_info, out, drop_axes=()):
+        result = await original(self, batch_info, out, drop_axes)
+        results.append(result)
+        return result
+
+    monkeypatch.setattr(pipeline_class, "read", recording)
+    path_name = zarr.registry.fully_qualified_name(pipeline_class)
+    with zarr.config.set({"codec_pipeline.path": path_name}):
+        zarr.open_array(path, mode="r")[selection]
+    monkeypatch.setattr(pipeline_class, "read", original)
+    return results
+
+
+def four_chunks_two_stored(path):
+    a = zarr.create_array(path, shape=(8,), chunks=(2,), dtype="i4", fill_value=0)
+    a[2:6] = [1, 2, 3, 4]  # chunks 1 and 2 stored, 0 and 3 not
+    return a
+
+
+def test_read_returns_what_zarr_pythons_pipeline_returns(tmp_path, monkeypatch):
+    from zarr.core.codec_pipeline import BatchedCodecPipeline
+
+    four_chunks_two_stored(tmp_path / "a.zarr")
+    theirs = read_results(monkeypatch, BatchedCodecPipeline, tmp_path / "a.zarr", slice(None))
+    ours = read_results(monkeypatch, zarr_pipeline.ZarrkitCodecPipeline, tmp_path / "a.zarr", slice(None))
+    assert ours == theirs
+    assert len(ours) == 1
+
+
+@pytest.mark.parametrize("where", ["local", "zarr-memory"])
+def test_device_read_path_returns_a_status_per_chunk(tmp_path, monkeypatch, where):
+    # Host memory stands for the device, as in test_device_read_path_in_host_memory; "local":
+    # zarrkit reads the chunk files itself, "zarr-memory": the chunks come through zarr-python.
+    from zarrkit import _zarr_gpu_read
+
+    path = tmp_path / "a.zarr" if where == "local" else zarr.storage.MemoryStore()
+    four_chunks_two_stored(path)
+    monkeypatch.setattr(_zarr_gpu_read, "wanted", lambda out: True)
+    results = read_results(monkeypatch, zarr_pipeline.ZarrkitCodecPipeline, path, slice(1, 8))
+    statuses = [r["status"] for result in results for r in result]
+    assert statuses == ["missing", "present", "present", "missing"]
