@@ -50,7 +50,9 @@ if [[ -f $carry/libnvcomp.so.6.xz ]]; then
 else
   echo "nvCOMP not carried (PACK_NVCOMP=0): its tests skip"
 fi
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$work/site" "$carry"/wheels/*.whl
+if compgen -G "$carry/wheels/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$work/site" "$carry"/wheels/*.whl
+fi
 # The carried libraries only where the machine lacks them (its own come first: Python and
 # its packages keep the versions they were built against).
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$work/lib
@@ -71,7 +73,7 @@ cufile=$( (ldconfig -p | awk '/libcufile\.so\.0 /{print $NF}'; ls /usr/local/cud
   while read -r f; do [[ -f $f ]] && { echo "$f"; break; }; done)
 if [[ -n $cufile ]]; then export ZARRKIT_CUFILE_LIBRARY=$cufile; fi
 echo "ZARRKIT_CUFILE_LIBRARY=${ZARRKIT_CUFILE_LIBRARY:-(none found)}"
-python3 -c "import zarrkit, cupy; print('zarrkit GPU:', zarrkit.config.gpu_available(), 'cupy', cupy.__version__)"
+[[ -f $work/py/zarrkit/__init__.py ]] && python3 -c "import zarrkit, cupy; print('zarrkit GPU:', zarrkit.config.gpu_available(), 'cupy', cupy.__version__)"
 
 if wanted gpu_tests; then
 stage "gpu_tests"

@@ -29,12 +29,17 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 rm -rf "$carry"
 mkdir -p "$carry/wheels" "$stage/bin" "$stage/lib" "$stage/py/zarrkit"
-bins=(gpu_tests zarrkit_gpu_bench zarrkit_gpu_write_bench zarrkit_s7_bench zarrkit_zstd_bench zarrkit_deflate_bench)
+# PACK_BINS: the programs to carry (a kernel-only session: "gpu_tests zarrkit_deflate_bench");
+# PACK_PYTHON=0 leaves the Python package out (then the tree needs no Python 3.12 build).
+read -r -a bins <<<"${PACK_BINS:-gpu_tests zarrkit_gpu_bench zarrkit_gpu_write_bench zarrkit_s7_bench zarrkit_zstd_bench zarrkit_deflate_bench}"
 for b in "${bins[@]}"; do strip -o "$stage/bin/$b" "$tree/$b"; done
-ext=$(ls "$tree"/python/_zarrkit.cpython-312-*.so)
-strip -o "$stage/py/zarrkit/$(basename "$ext")" "$ext"
-cp python/zarrkit/*.py python/zarrkit/*.pyi python/zarrkit/py.typed "$stage/py/zarrkit/"
-ldd "${bins[@]/#/$tree/}" "$ext" | awk '/=> \// {print $3}' | sort -u |
+ext=()
+if [[ ${PACK_PYTHON:-1} != 0 ]]; then
+  ext=("$(ls "$tree"/python/_zarrkit.cpython-312-*.so)")
+  strip -o "$stage/py/zarrkit/$(basename "${ext[0]}")" "${ext[0]}"
+  cp python/zarrkit/*.py python/zarrkit/*.pyi python/zarrkit/py.typed "$stage/py/zarrkit/"
+fi
+ldd "${bins[@]/#/$tree/}" "${ext[@]}" | awk '/=> \// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*|libpthread|libdl|librt)\.so' | xargs -I{} cp -L {} "$stage/lib/"
 # PACK_CORPUS=0 leaves the interop corpus out (sessions without the GPU tests, to fit the limit).
 if [[ ${PACK_CORPUS:-1} != 0 && -d ../shared/corpus ]]; then cp -r ../shared/corpus "$stage/corpus"; fi
@@ -44,9 +49,9 @@ if [[ ${PACK_NVCOMP:-1} != 0 ]]; then
   nvcomp_wheel=$(ls "$wheels"/nvidia_libnvcomp_cu13-*.whl)
   unzip -p "$nvcomp_wheel" nvidia/libnvcomp/lib64/libnvcomp.so.6 | xz -T2 -3 > "$carry/libnvcomp.so.6.xz"
 fi
-# CARRY_WHEELS: other wheel names to carry (the multi-GPU session carries Dask and dask-cuda
+# CARRY_WHEELS: other wheel names to carry (CARRY_WHEELS= : none) (the multi-GPU session carries Dask and dask-cuda
 # instead of the peers, within the 64 MiB).
-for w in ${CARRY_WHEELS:-zarr numcodecs donfig google_crc32c crc32c kvikio_cu13 libkvikio_cu13 rapids_logger}; do
+for w in ${CARRY_WHEELS-zarr numcodecs donfig google_crc32c crc32c kvikio_cu13 libkvikio_cu13 rapids_logger}; do
   cp "$wheels"/"$w"-*.whl "$carry/wheels/"
 done
 du -sh "$carry" "$carry"/*

@@ -5,10 +5,12 @@
 // hardware's, the host tests the emulated warps of gpu/warp/emulated_warp.h.
 //
 // Symbols are decoded in rounds of up to 32: the first lane decodes them into the warp's
-// memory and checks each against the output slot and the window; then each lane takes one,
-// a prefix sum over the lanes gives every symbol its place, literals and the matches that
-// read only bytes of earlier rounds are written by their lanes at once, and the matches that
-// read bytes of their own round are copied by the whole warp, one after another.
+// memory and checks each against the output slot and the window; then each lane takes one and
+// a prefix sum over the lanes gives every symbol its place. The round's bytes are then written
+// by the lanes together, each byte by one lane: a literal of the round gives its value, and a
+// match byte is traced back through the round's own symbols (at most one step per symbol, each
+// to an earlier one) to a literal of the round or to a byte written before it, which is read.
+// So no lane copies a match byte by byte, and the reads of a round are issued together.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +50,7 @@ struct DeflateWarpMemory {
   std::uint8_t lengths[kLitLenSymbols + kDistSymbols];
   std::uint32_t crc_table[256];
   Token tokens[kWarpLanes];
+  std::uint32_t ends[kWarpLanes];  // where each token of the round ends, from the round's start
 };
 
 // ---- Headers and trailers (the first lane) ---------------------------------------------------
@@ -109,14 +112,6 @@ DEFLATE_HD std::int32_t read_member_header(const std::uint8_t* in, std::uint32_t
 
 // ---- Warp helpers -----------------------------------------------------------------------------
 
-DEFLATE_HD_FORCE unsigned lowest_lane(unsigned mask) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<unsigned>(__ffs(static_cast<int>(mask)) - 1);
-#else
-  return static_cast<unsigned>(__builtin_ctz(mask));
-#endif
-}
-
 // The first lane's value, in every lane.
 DEFLATE_WARP_TEMPLATE
 template <typename Warp>
@@ -134,27 +129,6 @@ DEFLATE_WARP_TEMPLATE
 template <typename Warp>
 DEFLATE_HD void warp_copy(Warp& w, std::uint8_t* out, const std::uint8_t* in, std::uint32_t n) {
   for (std::uint32_t k = w.lane(); k < n; k += kWarpLanes) out[k] = in[k];
-}
-
-// A match of `length` bytes at out[p] from `distance` back (all of [p - distance, p) written
-// and visible): when it overlaps itself, the bytes repeat with period `distance`, so every
-// lane's source is before p and the lanes copy at once.
-DEFLATE_WARP_TEMPLATE
-template <typename Warp>
-DEFLATE_HD void warp_match(Warp& w, std::uint8_t* out, std::uint32_t p, std::uint32_t length, std::uint32_t distance) {
-  const std::uint32_t lane = w.lane();
-  if (distance >= length) {
-    for (std::uint32_t k = lane; k < length; k += kWarpLanes) out[p + k] = out[p - distance + k];
-  } else {
-    const std::uint32_t step = kWarpLanes % distance;
-    std::uint32_t r = lane % distance;
-    for (std::uint32_t k = lane; k < length; k += kWarpLanes) {
-      out[p + k] = out[p - distance + r];
-      r += step;
-      if (r >= distance) r -= distance;
-    }
-  }
-  w.sync();
 }
 
 // Sums (mod 2^32) of one value per lane, in every lane.
@@ -431,6 +405,41 @@ DEFLATE_HD std::int32_t decode_round(BitReader& br, DeflateWarpMemory& m, std::u
   return e;
 }
 
+// Where byte q of a round of n tokens (q below the round's total) comes from: true with its
+// value when a literal of the round gives it, else false with its position before the round
+// (negative, from the round's start). A byte of a match at distance d repeats the byte d
+// before it, so it is the byte (q - start) mod d after start - d: before its token's start.
+// Each step goes to an earlier token, so there are at most n steps.
+DEFLATE_HD_FORCE bool trace_round_byte(const DeflateWarpMemory& m, std::uint32_t n, std::uint32_t q,
+                                       std::uint32_t* value, std::int32_t* back) {
+  for (;;) {
+    std::uint32_t lo = 0, hi = n - 1;  // the first token ending after q (ends[n - 1] > q)
+    while (lo < hi) {
+      const std::uint32_t mid = (lo + hi) >> 1;
+      if (m.ends[mid] > q) hi = mid;
+      else lo = mid + 1;
+    }
+    const Token t = m.tokens[lo];
+    if (t.distance == 0) {
+      *value = t.value;
+      return true;
+    }
+    const std::uint32_t start = lo == 0 ? 0 : m.ends[lo - 1];
+    const std::uint32_t offset = q - start;
+    const std::uint32_t period = offset < t.distance ? offset : offset % t.distance;
+    const auto from = static_cast<std::int64_t>(start) - t.distance + period;
+    if (from < 0) {
+      *back = static_cast<std::int32_t>(from);
+      return false;
+    }
+    q = static_cast<std::uint32_t>(from);
+  }
+}
+
+// Bytes each lane writes per pass of a round: their sources are resolved first, then read
+// together, then written.
+constexpr std::uint32_t kRoundBytesPerLane = 8;
+
 // A Huffman block's symbols, in rounds (see the top of this file).
 DEFLATE_WARP_TEMPLATE
 template <typename Warp>
@@ -451,37 +460,42 @@ DEFLATE_HD std::int32_t warp_huffman_block(Warp& w, BitReader& br, std::uint8_t*
     if (e != kOk) return e;
     n = word & 63u;
     end = (word >> 6) & 1u;
-    Token t{0, 0};
-    if (lane < n) t = m.tokens[lane];
-    const std::uint32_t len = lane < n ? (t.distance != 0 ? t.value : 1u) : 0u;
+    std::uint32_t len = 0;
+    if (lane < n) {
+      const Token t = m.tokens[lane];
+      len = t.distance != 0 ? t.value : 1u;
+    }
     std::uint32_t sum = len;  // inclusive prefix sum over the lanes
     for (unsigned d = 1; d < kWarpLanes; d <<= 1) {
       const std::uint32_t v = w.shfl_up(sum, d);
       if (lane >= d) sum += v;
     }
+    if (lane < n) m.ends[lane] = sum;
     const std::uint32_t total = w.shfl(sum, kWarpLanes - 1);
-    const std::uint32_t at = s.out_pos + sum - len;
-    // Literals, and matches reading only bytes of earlier rounds: each lane its own.
-    const bool own = lane < n && (t.distance == 0 || at - t.distance + len <= s.out_pos);
-    if (own) {
-      if (t.distance == 0) {
-        out[at] = static_cast<std::uint8_t>(t.value);
-      } else {
-        const std::uint8_t* from = out + at - t.distance;
-        for (std::uint32_t k = 0; k < len; ++k) out[at + k] = from[k];
+    w.sync();  // the ends, visible to the lanes
+    std::uint8_t* round = out + s.out_pos;
+    for (std::uint32_t pass = 0; pass < total; pass += kWarpLanes * kRoundBytesPerLane) {
+      std::uint32_t value[kRoundBytesPerLane];
+      std::int32_t back[kRoundBytesPerLane];
+#pragma unroll
+      for (std::uint32_t i = 0; i < kRoundBytesPerLane; ++i) {
+        const std::uint32_t q = pass + i * kWarpLanes + lane;
+        value[i] = 0;
+        back[i] = 0;
+        if (q < total) trace_round_byte(m, n, q, &value[i], &back[i]);
+      }
+#pragma unroll
+      for (std::uint32_t i = 0; i < kRoundBytesPerLane; ++i) {
+        if (back[i] < 0) value[i] = round[back[i]];  // written by an earlier round
+      }
+#pragma unroll
+      for (std::uint32_t i = 0; i < kRoundBytesPerLane; ++i) {
+        const std::uint32_t q = pass + i * kWarpLanes + lane;
+        if (q < total) round[q] = static_cast<std::uint8_t>(value[i]);
       }
     }
-    w.sync();
-    // Matches reading bytes of this round: the warp, in order.
-    for (unsigned rest = w.ballot(lane < n && !own); rest != 0; rest &= rest - 1) {
-      const unsigned l = lowest_lane(rest);
-      const std::uint32_t p = w.shfl(at, l);
-      const std::uint32_t length = w.shfl(len, l);
-      const std::uint32_t distance = w.shfl(t.distance, l);
-      warp_match(w, out, p, length, distance);
-    }
     s.out_pos += total;
-    w.sync();  // the tokens are read before the next round writes them
+    w.sync();  // the round's bytes, and the tokens read before the next round writes them
     if (end != 0) return kOk;
   }
 }

@@ -472,6 +472,40 @@ inline std::vector<Stream> standard_streams(bool quick) {
     }
   }
   {
+    // Matches whose sources lie in the same round of 32 symbols, in earlier matches of it,
+    // chained: mostly short distances over short and long lengths, some far back.
+    std::uint64_t x = 0x9E3779B97F4A7C15ull;
+    auto next = [&x](std::uint32_t n) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      return static_cast<std::uint32_t>(x % n);
+    };
+    std::vector<Tok> t;
+    std::uint32_t written = 0;
+    for (int k = 0; k < (quick ? 3000 : 20000); ++k) {
+      if (written == 0 || next(10) < 3) {
+        t.push_back({next(256), 0});
+        ++written;
+        continue;
+      }
+      const std::uint32_t length = next(4) == 0 ? 3 + next(256) : 3 + next(12);
+      const std::uint32_t reach = written < kWindow ? written : kWindow;
+      std::uint32_t distance = next(8) == 0 ? 1 + next(reach) : 1 + next(reach < 40 ? reach : 40);
+      t.push_back({length, distance});
+      written += length;
+    }
+    Bytes original;
+    apply_tokens(original, t);
+    BitWriter w;
+    write_fixed_block(w, t, true);
+    const Bytes raw = w.take();
+    for (Format f : {kRaw, kZlib, kGzip}) {
+      s.push_back({std::string("random matches chained within rounds, ") + format_name(f), f, frame(raw, original, f),
+                   original});
+    }
+  }
+  {
     // Stored, fixed, dynamic (with a single distance code of length 1), stored, fixed, in one stream.
     BitWriter w;
     Bytes original;
