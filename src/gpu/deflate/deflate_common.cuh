@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define DEFLATE_HD __host__ __device__ inline
@@ -103,6 +104,8 @@ constexpr std::uint32_t kCodeLengthSymbols = 19;
 constexpr std::uint32_t kEndOfBlock = 256;
 constexpr std::uint32_t kMaxMatch = 258;
 constexpr std::uint32_t kWindow = 32768;
+// The most bits one symbol takes: a length code, its extra bits, a distance code and its.
+constexpr std::uint32_t kMaxSymbolBits = kMaxCodeBits + 5 + kMaxCodeBits + 13;
 
 // Bits resolved by one look-up of the tables (longer codes take the canonical walk).
 constexpr std::uint32_t kLitLenTableBits = 10;
@@ -162,6 +165,27 @@ DEFLATE_HD std::uint32_t code_length_order(std::uint32_t k) {
 
 // ---- The bit stream ----------------------------------------------------------------------
 
+// Bytes p[0, 8) as a little-endian number, read as the three aligned 32-bit words that hold
+// them (one load each instead of eight byte loads): the caller guarantees that the words,
+// from p - 3 to p + 12 at most, lie inside the buffer. Little-endian machines only (x86-64,
+// the GPU).
+DEFLATE_HD_FORCE std::uint64_t load_8_bytes_aligned(const std::uint8_t* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  const std::uint8_t* aligned = p - (address & 3u);
+  const std::uint32_t shift = static_cast<std::uint32_t>(address & 3u) * 8;
+  std::uint32_t w[3];
+#if defined(__CUDA_ARCH__)
+  const auto* words = reinterpret_cast<const std::uint32_t*>(aligned);
+  w[0] = words[0];
+  w[1] = words[1];
+  w[2] = words[2];
+#else
+  std::memcpy(w, aligned, sizeof w);
+#endif
+  const std::uint64_t low = w[0] | static_cast<std::uint64_t>(w[1]) << 32;
+  return (low >> shift) | (static_cast<std::uint64_t>(w[2]) << (63 - shift) << 1);
+}
+
 // Deflate's bits, least significant first, from data[0, size). Bits above `count` in `buf`
 // are zero; a read needs its bits loaded first (need()), which fails at the end of the input
 // instead of reading past it.
@@ -180,6 +204,14 @@ struct BitReader {
     buf = 0;
   }
   DEFLATE_HD_FORCE void refill() {
+    if (count <= 56 && pos >= 3 && size - pos >= 12) {
+      // Three aligned words hold bytes [pos, pos + 8); all of them lie inside the input.
+      buf |= load_8_bytes_aligned(data + pos) << count;
+      pos += (63 - count) >> 3;
+      count |= 56;
+      buf &= (std::uint64_t{1} << count) - 1;  // count <= 63
+      return;
+    }
     if (count <= 56 && size - pos >= 8) {
       std::uint64_t v = 0;
       for (int k = 7; k >= 0; --k) v = (v << 8) | data[pos + static_cast<std::uint32_t>(k)];
@@ -199,8 +231,9 @@ struct BitReader {
     if (count < n) refill();
     return count >= n;
   }
+  // The next n (<= 31) bits; 32-bit arithmetic, which the device does in one instruction.
   DEFLATE_HD_FORCE std::uint32_t peek(std::uint32_t n) const {
-    return static_cast<std::uint32_t>(buf & ((std::uint64_t{1} << n) - 1));
+    return static_cast<std::uint32_t>(buf) & ((1u << n) - 1u);
   }
   DEFLATE_HD_FORCE void drop(std::uint32_t n) {
     buf >>= n;

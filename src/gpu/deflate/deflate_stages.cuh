@@ -260,9 +260,8 @@ DEFLATE_HD void warp_fixed_codes(Warp& w, DeflateWarpMemory& m) {
   w.sync();
 }
 
-// The first lane reads the code lengths of a dynamic block (its code-length code already
-// prepared and its table filled).
-DEFLATE_HD std::int32_t read_code_lengths(BitReader& br, DeflateWarpMemory& m, std::uint32_t total) {
+// read_code_lengths' work, on a reader in registers.
+DEFLATE_HD_FORCE std::int32_t read_code_lengths_with(BitReader& br, DeflateWarpMemory& m, std::uint32_t total) {
   std::uint32_t i = 0;
   while (i < total) {
     std::uint32_t symbol = 0;
@@ -292,6 +291,15 @@ DEFLATE_HD std::int32_t read_code_lengths(BitReader& br, DeflateWarpMemory& m, s
     for (std::uint32_t k = 0; k < repeat; ++k) m.lengths[i++] = static_cast<std::uint8_t>(value);
   }
   return kOk;
+}
+
+// The first lane reads the code lengths of a dynamic block (its code-length code already
+// prepared and its table filled).
+DEFLATE_HD std::int32_t read_code_lengths(BitReader& reader, DeflateWarpMemory& m, std::uint32_t total) {
+  BitReader br = reader;  // in registers, as in decode_round
+  const std::int32_t e = read_code_lengths_with(br, m, total);
+  reader = br;
+  return e;
 }
 
 // A dynamic block's codes: its header read by the first lane, the tables filled by all.
@@ -343,11 +351,73 @@ DEFLATE_HD std::int32_t warp_dynamic_codes(Warp& w, BitReader& br, DeflateWarpMe
 
 // The first lane decodes up to 32 symbols into m.tokens: literals and matches checked
 // against the output slot and the window, until the end of the block. Sets *count and *end.
-DEFLATE_HD std::int32_t decode_round(BitReader& br, DeflateWarpMemory& m, std::uint32_t out_pos, std::uint32_t out_size,
-                                     std::uint32_t member_start, std::uint32_t* count, std::uint32_t* end) {
+// The reader is copied in and out so that it lives in registers: the caller's lives in the
+// warp's stack (local memory), where every bit taken would be a load and a store.
+DEFLATE_HD std::int32_t decode_round(BitReader& reader, DeflateWarpMemory& m, std::uint32_t out_pos,
+                                     std::uint32_t out_size, std::uint32_t member_start, std::uint32_t* count,
+                                     std::uint32_t* end) {
+  BitReader br = reader;
   std::uint32_t n = 0, pos = out_pos;
   std::int32_t e = kOk;
   while (n < kWarpLanes) {
+    // While 8 bytes of input are left, a refill loads 56 bits or more: all that one symbol
+    // can take (litlen code 15, length bits 5, distance code 15, distance bits 13), so its
+    // fields are read without checking for each that its bits are there. Near the end of the
+    // input, the careful path below checks each read.
+    if (br.count < kMaxSymbolBits) br.refill();
+    if (br.count >= kMaxSymbolBits) {
+      std::uint32_t entry = m.litlen.table[br.peek(kLitLenTableBits)];
+      if (entry == 0) entry = canonical_lookup(m.litlen, br.peek(kMaxCodeBits), kMaxCodeBits);
+      if (entry == 0) {
+        e = kErrSymbol;
+        break;
+      }
+      br.drop(entry & 15u);
+      const std::uint32_t symbol = entry >> 4;
+      if (symbol < 256) {
+        if (pos == out_size) {
+          e = kErrOutputTooLarge;
+          break;
+        }
+        m.tokens[n++] = Token{symbol, 0};
+        ++pos;
+        continue;
+      }
+      if (symbol == kEndOfBlock) {
+        *end = 1;
+        break;
+      }
+      if (symbol > 285) {
+        e = kErrSymbol;
+        break;
+      }
+      std::uint32_t base = 0, extra = 0;
+      length_code(symbol, &base, &extra);
+      const std::uint32_t length = base + br.peek(extra);
+      br.drop(extra);
+      entry = m.dist.table[br.peek(kDistTableBits)];
+      if (entry == 0) entry = canonical_lookup(m.dist, br.peek(kMaxCodeBits), kMaxCodeBits);
+      const std::uint32_t dsym = entry >> 4;
+      if (entry == 0 || dsym >= kMaxDistCodes) {
+        e = kErrSymbol;
+        break;
+      }
+      br.drop(entry & 15u);
+      distance_code(dsym, &base, &extra);
+      const std::uint32_t distance = base + br.peek(extra);
+      br.drop(extra);
+      if (distance > pos - member_start) {
+        e = kErrDistance;
+        break;
+      }
+      if (length > out_size - pos) {
+        e = kErrOutputTooLarge;
+        break;
+      }
+      m.tokens[n++] = Token{length, distance};
+      pos += length;
+      continue;
+    }
     std::uint32_t symbol = 0;
     e = decode_symbol(br, m.litlen, &symbol);
     if (e != kOk) break;
@@ -401,6 +471,7 @@ DEFLATE_HD std::int32_t decode_round(BitReader& br, DeflateWarpMemory& m, std::u
     m.tokens[n++] = Token{length, distance};
     pos += length;
   }
+  reader = br;
   *count = n;
   return e;
 }
@@ -438,7 +509,7 @@ DEFLATE_HD_FORCE bool trace_round_byte(const DeflateWarpMemory& m, std::uint32_t
 
 // Bytes each lane writes per pass of a round: their sources are resolved first, then read
 // together, then written.
-constexpr std::uint32_t kRoundBytesPerLane = 8;
+constexpr std::uint32_t kRoundBytesPerLane = 4;
 
 // A Huffman block's symbols, in rounds (see the top of this file).
 DEFLATE_WARP_TEMPLATE
