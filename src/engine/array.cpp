@@ -44,6 +44,9 @@ void require_fixed_size(const DataType& dtype) {
   }
 }
 
+// Reads whose output is at most this many bytes copy their cache hits on the calling thread.
+constexpr std::uint64_t kCopyOnCallerBytes = std::uint64_t{4} << 20;
+
 // Runs task(0..n-1) on the shared pool with at most `at_once` of them running at a time.
 void run_at_most(std::size_t at_once, std::size_t n, const std::function<void(std::size_t)>& task) {
   ThreadPool& pool = shared_thread_pool();
@@ -205,7 +208,7 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
     request.faults = &faults;
     const std::size_t count = stored ? stored->size() : to_size(plan.num_tasks());
     std::vector<char> hit(count, 0);
-    shared_thread_pool().parallel_for(count, [&](std::size_t index) {
+    auto look_up = [&](std::size_t index) {
       ChunkTask task;
       plan.task(stored ? (*stored)[index] : index, task);
       const std::string key = join_key(path_, m.chunk_key(task.chunk_coords));
@@ -226,7 +229,18 @@ void Array::read_into(const Selection& selection, const NDView& out) const {
       } else {
         hit[index] = read_chunk_task_from_cache(request, cache.view(), key, task);
       }
-    });
+    };
+    // A hit is a copy out of memory. For a small output (a window, a patch) the whole read
+    // is a fraction of a millisecond, and waking the pool's threads for it costs more than
+    // they take off: on a busy machine a woken thread may wait for a core longer than the
+    // copy lasts, and the caller waits for it.
+    std::uint64_t out_bytes = m.dtype.size();
+    for (const std::uint64_t d : out.shape) out_bytes *= d;
+    if (count == 1 || out_bytes <= kCopyOnCallerBytes) {
+      for (std::size_t index = 0; index < count; ++index) look_up(index);
+    } else {
+      shared_thread_pool().parallel_for(count, look_up);
+    }
     uncached.emplace();
     for (std::size_t index = 0; index < count; ++index) {
       if (!hit[index]) uncached->push_back(stored ? (*stored)[index] : index);

@@ -138,6 +138,22 @@ TEST_F(CachedReads, ASecondReadOfTheSameChunksTouchesNoStore) {
   EXPECT_EQ(counted->calls(Op::kGet), gets + 3);  // row 2 of the grid, columns 0..2
 }
 
+// Small outputs copy their hits on the calling thread and large ones on the pool
+// (array.cpp): both give the same values and touch no store.
+TEST_F(CachedReads, LargeAndSmallReadsOfCachedChunksCopyTheSameValues) {
+  ScopedConfig threads([](Config& c) { c.num_threads = 4; });
+  auto counted = std::make_shared<FaultInjectionStore>(std::make_shared<MemoryStore>());
+  const Array a = make_array(counted, "a", {1536, 1024}, {512, 256});  // 6 MiB of int32
+  EXPECT_EQ(read(a, 0, 1536, 0, 1024), expected(1024, 0, 1536, 0, 1024));
+  const std::uint64_t gets = counted->calls(Op::kGet);
+  EXPECT_EQ(stats().misses, 12u);
+  EXPECT_EQ(read(a, 0, 1536, 0, 1024), expected(1024, 0, 1536, 0, 1024));  // above 4 MiB: the pool
+  EXPECT_EQ(read(a, 500, 530, 250, 770), expected(1024, 500, 530, 250, 770));  // 8 chunks, the caller
+  EXPECT_EQ(read(a, 1, 1535, 3, 1021), expected(1024, 1, 1535, 3, 1021));
+  EXPECT_EQ(counted->calls(Op::kGet), gets);
+  EXPECT_EQ(stats().hits, 12u + 8u + 12u);
+}
+
 TEST_F(CachedReads, AbsentChunksAreRememberedAsTheFillValue) {
   auto counted = std::make_shared<FaultInjectionStore>(std::make_shared<MemoryStore>());
   ArraySpec spec;

@@ -28,6 +28,10 @@ namespace {
 // than being reserved up front from a length the server claims.
 constexpr std::size_t kMaxUpfrontReserve = std::size_t{64} << 20;
 constexpr std::size_t kInitialCapacity = std::size_t{64} << 10;
+// libcurl's receive buffer (16 KiB by default): each fill is a recv, a pass through the
+// multi loop and a call of on_body, so a chunk of a few MiB took hundreds of them on the
+// transport thread. Larger reads cut those to a few dozen.
+constexpr long kReceiveBufferBytes = 256L << 10;
 
 // Whether a finished easy handle may serve the next transfer. libcurl before 8.1.0 keeps, across
 // curl_easy_reset, a pointer to the last header of the handle's previous response after
@@ -327,6 +331,7 @@ class EventLoop {
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
     if (!options_.ca_bundle.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_bundle.c_str());
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "zarrkit/0.1");
 
     bool has_content_type = false;

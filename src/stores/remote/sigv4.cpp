@@ -3,7 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <algorithm>
 #include <array>
@@ -152,14 +152,9 @@ std::string object_checksum(std::string_view algorithm, ByteView data) {
     return base64_encode(digest);
   }
   if (algorithm == "CRC32") {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    const auto* p = reinterpret_cast<const Bytef*>(data.data());
-    for (std::size_t left = data.size(); left > 0;) {  // zlib takes 32-bit lengths
-      const auto n = static_cast<uInt>(std::min<std::size_t>(left, 1u << 30));
-      crc = crc32(crc, p, n);
-      p += n;
-      left -= n;
-    }
+    // libdeflate's CRC-32 (the same polynomial as zlib's) runs several times faster than
+    // zlib's on this path, which checks every whole-object GET of boto3-uploaded objects.
+    const std::uint32_t crc = libdeflate_crc32(0, data.data(), data.size());
     const std::array<std::byte, 4> bytes{std::byte(crc >> 24), std::byte(crc >> 16), std::byte(crc >> 8),
                                          std::byte(crc)};
     return base64_encode(bytes);
