@@ -49,6 +49,10 @@ struct DeflateWarpMemory {
   CodeLengthCode codelen;
   std::uint8_t lengths[kLitLenSymbols + kDistSymbols];
   std::uint32_t crc_table[256];
+  // Length symbols 257-285 and distance symbols 0-29: base | extra bits << 16 (read by the
+  // first lane's fast path instead of computing them).
+  std::uint32_t length_codes[32];
+  std::uint32_t distance_codes[32];
   Token tokens[kWarpLanes];
   std::uint32_t ends[kWarpLanes];  // where each token of the round ends, from the round's start
 };
@@ -368,17 +372,9 @@ DEFLATE_HD std::int32_t decode_round(BitReader& reader, DeflateWarpMemory& m, st
     if (br.count >= kMaxSymbolBits) {
       std::uint32_t entry = m.litlen.table[br.peek(kLitLenTableBits)];
       if (entry == 0) entry = canonical_lookup(m.litlen, br.peek(kMaxCodeBits), kMaxCodeBits);
-      if (entry == 0) {
-        e = kErrSymbol;
-        break;
-      }
       br.drop(entry & 15u);
       const std::uint32_t symbol = entry >> 4;
-      if (symbol < 256) {
-        if (pos == out_size) {
-          e = kErrOutputTooLarge;
-          break;
-        }
+      if (symbol < 256 && entry != 0 && pos != out_size) {
         m.tokens[n++] = Token{symbol, 0};
         ++pos;
         continue;
@@ -387,31 +383,29 @@ DEFLATE_HD std::int32_t decode_round(BitReader& reader, DeflateWarpMemory& m, st
         *end = 1;
         break;
       }
-      if (symbol > 285) {
+      if (entry == 0 || symbol > 285) {
         e = kErrSymbol;
         break;
       }
-      std::uint32_t base = 0, extra = 0;
-      length_code(symbol, &base, &extra);
-      const std::uint32_t length = base + br.peek(extra);
-      br.drop(extra);
-      entry = m.dist.table[br.peek(kDistTableBits)];
-      if (entry == 0) entry = canonical_lookup(m.dist, br.peek(kMaxCodeBits), kMaxCodeBits);
-      const std::uint32_t dsym = entry >> 4;
-      if (entry == 0 || dsym >= kMaxDistCodes) {
-        e = kErrSymbol;
-        break;
-      }
-      br.drop(entry & 15u);
-      distance_code(dsym, &base, &extra);
-      const std::uint32_t distance = base + br.peek(extra);
-      br.drop(extra);
-      if (distance > pos - member_start) {
-        e = kErrDistance;
-        break;
-      }
-      if (length > out_size - pos) {
+      if (symbol < 256) {
         e = kErrOutputTooLarge;
+        break;
+      }
+      const std::uint32_t length_code_bits = m.length_codes[symbol - 257];
+      const std::uint32_t length = (length_code_bits & 0xFFFFu) + br.peek(length_code_bits >> 16);
+      br.drop(length_code_bits >> 16);
+      std::uint32_t dentry = m.dist.table[br.peek(kDistTableBits)];
+      if (dentry == 0) dentry = canonical_lookup(m.dist, br.peek(kMaxCodeBits), kMaxCodeBits);
+      const std::uint32_t dsym = dentry >> 4;
+      br.drop(dentry & 15u);
+      const std::uint32_t distance_code_bits = m.distance_codes[dsym & 31u];
+      const std::uint32_t distance = (distance_code_bits & 0xFFFFu) + br.peek(distance_code_bits >> 16);
+      br.drop(distance_code_bits >> 16);
+      // One test for the four ways a match can be wrong; which one, only when it is.
+      if (dentry == 0 || dsym >= kMaxDistCodes || distance > pos - member_start || length > out_size - pos) {
+        if (dentry == 0 || dsym >= kMaxDistCodes) e = kErrSymbol;
+        else if (distance > pos - member_start) e = kErrDistance;
+        else e = kErrOutputTooLarge;
         break;
       }
       m.tokens[n++] = Token{length, distance};
@@ -585,6 +579,17 @@ DEFLATE_HD std::int32_t warp_inflate(Warp& w, const std::uint8_t* in, std::uint3
   if (in_size == 0) return kErrEmpty;
   if (format != kRaw) {
     for (std::uint32_t i = lane; i < 256; i += kWarpLanes) m.crc_table[i] = crc32_table_entry(i);
+  }
+  {
+    // One entry per lane; the reserved symbols' entries (length 286-288, distance 30 and 31)
+    // are zero: no extra bits (the fast path reads them before it refuses the symbol).
+    std::uint32_t base = 0, extra = 0;
+    if (lane < 29) length_code(257 + lane, &base, &extra);
+    m.length_codes[lane] = lane < 29 ? (base | extra << 16) : 0u;
+    base = 0;
+    extra = 0;
+    if (lane < kMaxDistCodes) distance_code(lane, &base, &extra);
+    m.distance_codes[lane] = lane < kMaxDistCodes ? (base | extra << 16) : 0u;
   }
   w.sync();
   BitReader br;  // the first lane's
