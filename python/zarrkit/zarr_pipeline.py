@@ -100,6 +100,43 @@ def _native(dtype: np.dtype) -> np.dtype:
     return dtype.newbyteorder("=")
 
 
+# NumPy (2.5 included) casts datetime64 and timedelta64 of the generic unit from one byte
+# order to the other without swapping the bytes, and dtype.newbyteorder drops the unit's
+# scale ("M8[2generic]" becomes "M8"): those types change byte order as int64 instead.
+def _time_kind(dtype: np.dtype) -> bool:
+    return dtype.kind in "Mm"
+
+
+def _int64(dtype: np.dtype) -> np.dtype:
+    """int64 in the byte order of a datetime64 or timedelta64 type."""
+    return np.dtype(np.int64).newbyteorder(dtype.str[0])
+
+
+def _to_native_array(array: np.ndarray, native: np.dtype) -> np.ndarray:
+    """A chunk's values in native byte order, contiguous, as zarrkit's codecs take them."""
+    if _time_kind(array.dtype):
+        return np.ascontiguousarray(array.view(_int64(array.dtype)), dtype=np.int64)
+    return np.ascontiguousarray(array, dtype=native)
+
+
+def _from_native_bytes(raw: np.ndarray, target: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """A decoded chunk (bytes in native byte order) as an array of the chunk's own dtype."""
+    if _time_kind(target):
+        return raw.view(np.int64).reshape(shape).astype(_int64(target)).view(target)
+    native = _native(target)
+    array = raw.view(native).reshape(shape)
+    return array if target == native else array.astype(target)
+
+
+def _fill_key(fill_value: Any) -> Any:
+    """A key telling fill values apart. NumPy cannot print some of them (a structured
+    value holding a generic-unit datetime other than NaT raises ValueError in repr)."""
+    try:
+        return repr(fill_value)
+    except ValueError:
+        return (type(fill_value), np.asarray(fill_value).tobytes())
+
+
 @dataclass(frozen=True)
 class ZarrkitCodecPipeline(BatchedCodecPipeline):
     """zarr-python's batched pipeline with zarrkit's C++ codecs doing the work.
@@ -159,15 +196,15 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
     def _fill_bytes(spec: ArraySpec) -> bytes | None:
         if spec.fill_value is None:
             return None  # a v2 null fill value: zeros
-        native = _native(spec.dtype.to_native_dtype())
-        return np.asarray(spec.fill_value, dtype=native).tobytes()
+        target = spec.dtype.to_native_dtype()
+        return _to_native_array(np.asarray(spec.fill_value, dtype=target), _native(target)).tobytes()
 
     @staticmethod
     def _groups(specs: list[ArraySpec]) -> list[list[int]]:
         """Indices of the batch grouped by chunk spec (shape, dtype, fill, prototype)."""
         groups: dict[Any, list[int]] = {}
         for i, spec in enumerate(specs):
-            key = (spec.shape, str(spec.dtype), repr(spec.fill_value), id(spec.prototype))
+            key = (spec.shape, str(spec.dtype), _fill_key(spec.fill_value), id(spec.prototype))
             groups.setdefault(key, []).append(i)
         return list(groups.values())
 
@@ -237,15 +274,12 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
                 pass  # zarr-python decides: it may read it, or raise its own error
             else:
                 target = spec.dtype.to_native_dtype()
-                native = _native(target)
                 out: list[NDBuffer | None] = []
                 for r in raw:
                     if r is None:
                         out.append(None)
                         continue
-                    array = r.view(native).reshape(spec.shape)
-                    if target != native:
-                        array = array.astype(target)
+                    array = _from_native_bytes(r, target, tuple(spec.shape))
                     out.append(spec.prototype.nd_buffer.from_numpy_array(array))
                 stats["decoded"] += sum(r is not None for r in raw)
                 return out
@@ -281,7 +315,7 @@ class ZarrkitCodecPipeline(BatchedCodecPipeline):
                 if array.shape != tuple(spec.shape) or array.dtype.kind != native.kind:
                     usable = False
                     break
-                inputs.append(np.ascontiguousarray(array, dtype=native))
+                inputs.append(_to_native_array(array, native))
             if usable:
                 try:
                     raw = await asyncio.to_thread(chain.encode, inputs, list(spec.shape), self._fill_bytes(spec))
