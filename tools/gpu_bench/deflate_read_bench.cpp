@@ -1,0 +1,177 @@
+// zarrkit_deflate_read_bench: whole reads of gzip arrays into device memory (scenario S6 of
+// BENCHMARKS.md for gzip), through the engine, by each way it can decode them:
+//   host        the default: chunks decoded by the host codec, then copied to the device
+//   kernel      Config::gpu.deflate_kernels: zarrkit's deflate kernel on the device
+//   nvCOMP      Config::gpu.nvcomp_decode: nvCOMP's batched gzip (when libnvcomp loads)
+//   CPU + copy  Array::read into host memory, then one cudaMemcpy
+//
+//   zarrkit_deflate_read_bench [--dir DIR] [--reps 5] [--layouts 16m,512k,sharded]
+//
+// Array: 256x1024x1024 float32 (1 GiB, family N), gzip level 1, on a local store with a
+// warm page cache; layouts: chunks 16x512x512 (16 MiB), chunks 8x128x128 (512 KiB), shards
+// 16x512x512 of 8x128x128 inner chunks. Every path's output is compared with the written
+// values before it is timed. Medians of the timed reads, logical GB/s.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench_data.h"
+#include "gpu/device_read.h"
+#include "zarrkit/array.h"
+#include "zarrkit/codec_registry.h"
+#include "zarrkit/config.h"
+#include "zarrkit/gpu.h"
+#include "zarrkit/stores/local_store.h"
+
+namespace {
+
+using namespace zarrkit;
+using Clock = std::chrono::steady_clock;
+
+nlohmann::json gzip_chain() {
+  return nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                {{"name", "gzip"}, {"configuration", {{"level", 1}}}}});
+}
+
+ArraySpec layout_spec(const std::string& layout, const Shape& shape) {
+  ArraySpec spec;
+  spec.shape = shape;
+  spec.dtype = DataType::float_(32);
+  if (layout == "16m") {
+    spec.chunks = {16, 512, 512};
+    spec.codecs = gzip_chain();
+  } else if (layout == "512k") {
+    spec.chunks = {8, 128, 128};
+    spec.codecs = gzip_chain();
+  } else if (layout == "sharded") {
+    spec.chunks = {16, 512, 512};
+    spec.codecs = nlohmann::json::array(
+        {{{"name", "sharding_indexed"},
+          {"configuration",
+           {{"chunk_shape", {8, 128, 128}},
+            {"codecs", gzip_chain()},
+            {"index_codecs",
+             nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                    {{"name", "crc32c"}}})}}}}});
+  } else {
+    throw std::invalid_argument("unknown layout " + layout);
+  }
+  return spec;
+}
+
+struct Path {
+  std::string name;
+  std::function<void(Config&)> settings;
+  bool host_then_copy = false;
+};
+
+double median_seconds(int reps, const std::function<void()>& run) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    run();
+    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return bench::median(t);
+}
+
+int bench_layout(const std::filesystem::path& dir, const std::string& layout, int reps,
+                 const std::vector<float>& values) {
+  const Shape shape = {256, 1024, 1024};
+  const ArraySpec spec = layout_spec(layout, shape);
+  std::filesystem::remove_all(dir);
+  auto store = LocalStore::open(dir);
+  Array array = Array::create(store, "", make_array_metadata(spec, CodecRegistry::builtin()));
+  const std::size_t n = values.size();
+  array.write({}, NDView{reinterpret_cast<std::byte*>(const_cast<float*>(values.data())), shape,
+                         NDView::c_strides(shape, 4), spec.dtype, MemoryKind::kHost});
+  const double logical = static_cast<double>(n) * 4;
+  const double ratio = logical / static_cast<double>(array.storage_info().bytes_stored);
+  Buffer device = Buffer::allocate(n * 4, device_allocator());
+  NDView out{device.data(), shape, NDView::c_strides(shape, 4), spec.dtype, MemoryKind::kDevice};
+  const std::vector<Path> paths = {
+      {"host decode, then copy (default)", [](Config&) {}},
+      {"zarrkit's deflate kernel", [](Config& c) { c.gpu.deflate_kernels = true; }},
+      {"nvCOMP gzip", [](Config& c) { c.gpu.nvcomp_decode = true; }},
+      {"CPU read + cudaMemcpy", [](Config&) {}, true},
+  };
+  fmt::print("\n{}: 256x1024x1024 float32 (family N), gzip level 1, ratio {:.2f}, local store, warm page cache, "
+             "{} host threads\n",
+             layout == "16m" ? "chunks 16x512x512 (16 MiB)"
+             : layout == "512k" ? "chunks 8x128x128 (512 KiB)"
+                                : "shards 16x512x512 of 8x128x128 inner chunks (512 KiB)",
+             ratio, std::thread::hardware_concurrency());
+  fmt::print("| path | median s | GB/s | chunks on GPU / CPU |\n|---|---|---|---|\n");
+  int failures = 0;
+  auto& stats = gpu::read_stats();
+  for (const Path& p : paths) {
+    ScopedConfig scoped(p.settings);
+    std::function<void()> read = [&] { array.read_into({}, out); };
+    if (p.host_then_copy) {
+      read = [&] {
+        NDBuffer h = array.read();
+        copy_memory(device.data(), h.data(), h.nbytes());
+      };
+    }
+    cudaMemset(device.data(), 0xFF, n * 4);  // poisoned: a path that leaves bytes out fails the check
+    const std::uint64_t gpu0 = stats.chunks_decoded_on_gpu.load(), cpu0 = stats.chunks_decoded_on_cpu.load();
+    read();  // warm-up, then the check
+    const std::uint64_t on_gpu = stats.chunks_decoded_on_gpu.load() - gpu0;
+    const std::uint64_t on_cpu = stats.chunks_decoded_on_cpu.load() - cpu0;
+    const Buffer back = to_host(device);
+    if (std::memcmp(back.data(), values.data(), n * 4) != 0) {
+      fmt::print("| {} | MISMATCH | | |\n", p.name);
+      ++failures;
+      continue;
+    }
+    const double s = median_seconds(reps, read);
+    fmt::print("| {} | {:.3f} | {:.2f} | {} / {} |\n", p.name, s, logical / s / 1e9, on_gpu, on_cpu);
+    std::fflush(stdout);
+  }
+  std::filesystem::remove_all(dir);
+  return failures;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "zarrkit_deflate_read_bench";
+  int reps = 5;
+  std::vector<std::string> layouts = {"16m", "512k", "sharded"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--dir" && i + 1 < argc) {
+      dir = argv[++i];
+    } else if (a == "--reps" && i + 1 < argc) {
+      reps = std::max(3, std::stoi(argv[++i]));
+    } else if (a == "--layouts" && i + 1 < argc) {
+      layouts.clear();
+      std::stringstream in(argv[++i]);
+      for (std::string item; std::getline(in, item, ',');) layouts.push_back(item);
+    } else {
+      std::cerr << "usage: zarrkit_deflate_read_bench [--dir DIR] [--reps N] [--layouts 16m,512k,sharded]\n";
+      return 1;
+    }
+  }
+  if (!gpu_available()) {
+    std::cerr << "no CUDA device: " << gpu_unavailable_reason() << "\n";
+    return 1;
+  }
+  install_gpu_support();
+  std::vector<float> values(std::size_t{256} * 1024 * 1024);
+  bench::fill_family_n(values, 7);
+  int failures = 0;
+  for (const std::string& layout : layouts) failures += bench_layout(dir, layout, reps, values);
+  return failures == 0 ? 0 : 3;
+}
