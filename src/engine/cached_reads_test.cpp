@@ -344,7 +344,9 @@ TEST_F(CachedReads, RectilinearGridsCacheEachChunkInItsOwnShape) {
     // Points too, where they go through the cache (those of sharded arrays read past it).
     const CoordinateSelection points{CoordinateArray{0, 12, 28, 21}, CoordinateArray{20, 3, 11, 2}};
     EXPECT_EQ(values_of<std::int32_t>(a.read_coordinates(points)), (std::vector<std::int32_t>{20, 255, 599, 443}));
-    if (!sharded) EXPECT_EQ(counted->calls(Op::kGet), gets);
+    if (!sharded) {
+      EXPECT_EQ(counted->calls(Op::kGet), gets);
+    }
     // A write drops what it changes; the next read sees it.
     std::vector<std::int32_t> minus(3 * 5, -1);
     Array(a).write({Slice{20, 23}, Slice{1, 6}}, view_of(minus, {3, 5}, a.dtype()));
