@@ -17,6 +17,7 @@ from zarrkit import zarr_pipeline
 
 OURS = "zarrkit.zarr_pipeline.ZarrkitCodecPipeline"
 DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+ZARR_34 = tuple(int(part) for part in zarr.__version__.split(".")[:2]) >= (3, 4)
 
 V3_CODECS = {
     "default": {},
@@ -116,6 +117,9 @@ def test_v2_parity(tmp_path, case, dtype):
 @pytest.mark.parametrize("kind", ["M8", "m8"])
 @pytest.mark.parametrize("byteorder", ["<", ">"], ids=["little", "big"])
 def test_generic_time_units_in_either_byte_order(tmp_path, zarr_format, structured, kind, byteorder):
+    if not ZARR_34 and (zarr_format == 2 or kind == "M8"):
+        pytest.skip("zarr-python < 3.4 cannot create or open these arrays itself (its fill value "
+                    "parser fails on a scaled generic unit)")
     leaf = np.dtype(f"{byteorder}{kind}[3generic]")
     dtype = np.dtype([("time", leaf)]) if structured else leaf
     counts = np.array([0, 1, -2, 100, 7], dtype=f"{byteorder}i8")
@@ -141,8 +145,11 @@ def test_generic_time_units_in_either_byte_order(tmp_path, zarr_format, structur
     expected = counts.astype("i8")
     expected[1:3] = counts[3:5]
     np.testing.assert_array_equal(reads["ours"], expected)
-    np.testing.assert_array_equal(reads["ours"], reads["theirs"])
-    assert stored(tmp_path / "ours.zarr") == stored(tmp_path / "theirs.zarr")
+    if ZARR_34:
+        # zarr-python 3.1's own pipeline writes and reads big-endian ones wrong (the cast
+        # above), so only 3.4's is a reference.
+        np.testing.assert_array_equal(reads["ours"], reads["theirs"])
+        assert stored(tmp_path / "ours.zarr") == stored(tmp_path / "theirs.zarr")
 
 
 def test_fallback_for_variable_length_strings(tmp_path):
