@@ -346,6 +346,14 @@ inline void add_zlib_made(std::vector<Stream>& out, const std::string& name, con
   }
 }
 
+// A raw stream written bit by bit, in each framing (raw, zlib, gzip).
+inline void add_in_every_frame(std::vector<Stream>& out, const std::string& name, const Bytes& raw,
+                               const Bytes& original) {
+  for (Format f : {kRaw, kZlib, kGzip}) {
+    out.push_back({name + ", " + format_name(f), f, frame(raw, original, f), original});
+  }
+}
+
 // The differential set; `quick` leaves out the larger inputs (for the sanitizers and the
 // device's memcheck runs).
 inline std::vector<Stream> standard_streams(bool quick) {
@@ -449,10 +457,7 @@ inline std::vector<Stream> standard_streams(bool quick) {
     apply_tokens(original, t);
     BitWriter w;
     write_fixed_block(w, t, true);
-    const Bytes raw = w.take();
-    for (Format f : {kRaw, kZlib, kGzip}) {
-      s.push_back({std::string("matches 32 KiB back, ") + format_name(f), f, frame(raw, original, f), original});
-    }
+    add_in_every_frame(s, "matches 32 KiB back", w.take(), original);
   }
   {
     std::vector<Tok> t = {{'a', 0}};
@@ -465,11 +470,7 @@ inline std::vector<Stream> standard_streams(bool quick) {
     apply_tokens(original, t);
     BitWriter w;
     write_fixed_block(w, t, true);
-    const Bytes raw = w.take();
-    for (Format f : {kRaw, kZlib, kGzip}) {
-      s.push_back({std::string("runs of 258 at distance 1, 2, 3, 7, ") + format_name(f), f, frame(raw, original, f),
-                   original});
-    }
+    add_in_every_frame(s, "runs of 258 at distance 1, 2, 3, 7", w.take(), original);
   }
   {
     // Matches whose sources lie in the same round of 32 symbols, in earlier matches of it,
@@ -499,11 +500,7 @@ inline std::vector<Stream> standard_streams(bool quick) {
     apply_tokens(original, t);
     BitWriter w;
     write_fixed_block(w, t, true);
-    const Bytes raw = w.take();
-    for (Format f : {kRaw, kZlib, kGzip}) {
-      s.push_back({std::string("random matches chained within rounds, ") + format_name(f), f, frame(raw, original, f),
-                   original});
-    }
+    add_in_every_frame(s, "random matches chained within rounds", w.take(), original);
   }
   {
     // Stored, fixed, dynamic (with a single distance code of length 1), stored, fixed, in one stream.
@@ -526,11 +523,7 @@ inline std::vector<Stream> standard_streams(bool quick) {
     std::vector<Tok> t3 = {{'z', 0}, {258, 1}, {5, 1000}};
     write_fixed_block(w, t3, true);
     apply_tokens(original, t3);
-    const Bytes raw = w.take();
-    for (Format f : {kRaw, kZlib, kGzip}) {
-      s.push_back({std::string("stored, fixed, dynamic, empty stored, fixed blocks, ") + format_name(f), f,
-                   frame(raw, original, f), original});
-    }
+    add_in_every_frame(s, "stored, fixed, dynamic, empty stored, fixed blocks", w.take(), original);
   }
   return s;
 }
