@@ -243,6 +243,15 @@ ZSTD_HD_FORCE std::uint64_t read_le64(const std::uint8_t* p) {
   return static_cast<std::uint64_t>(read_le32(p)) | static_cast<std::uint64_t>(read_le32(p + 4)) << 32;
 }
 
+// A little-endian word at a 4-byte-aligned address: one load on the device.
+ZSTD_HD_FORCE std::uint32_t aligned_word(const std::uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const std::uint32_t*>(p);
+#else
+  return read_le32(p);
+#endif
+}
+
 // ---- Bit streams -------------------------------------------------------------------------
 
 // A stream read backwards (Huffman streams, FSE bitstreams): its last byte holds a 1 bit
@@ -250,13 +259,16 @@ ZSTD_HD_FORCE std::uint64_t read_le64(const std::uint8_t* p) {
 // bit 0 give zeros and leave `remaining` negative, which the decoders check.
 struct BackwardBits {
   const std::uint8_t* data = nullptr;
+  std::uint32_t size = 0;
   std::int64_t remaining = 0;  // bits not yet read
   std::uint64_t window = 0;    // stream bits [window_start, window_start + 64)
   std::int64_t window_start = 0;
+  std::uint32_t avail = 0;  // between ensure() and settle(): the window's unread bits
 
   // False when the stream is empty or its last byte is 0 (no end mark).
-  ZSTD_HD bool init(const std::uint8_t* bytes, std::uint32_t size) {
+  ZSTD_HD bool init(const std::uint8_t* bytes, std::uint32_t stream_size) {
     data = bytes;
+    size = stream_size;
     if (size == 0) return false;
     const std::uint32_t last = bytes[size - 1];
     if (last == 0) return false;
@@ -277,6 +289,40 @@ struct BackwardBits {
     }
     window = w;
   }
+
+  // refill_for(remaining) in fewer loads: three aligned words (one load each on the device)
+  // when they stay inside the stream, and the 8 bytes from them.
+  ZSTD_HD_FORCE void refill() {
+    const std::int64_t end_byte = (remaining + 7) / 8;
+    if (end_byte < 11 || end_byte + 4 > size) {  // the words could reach outside the stream
+      refill_for(remaining);
+      return;
+    }
+    const auto address = reinterpret_cast<std::uintptr_t>(data + (end_byte - 8));
+    const std::uint32_t skew = static_cast<std::uint32_t>(address & 3u) * 8;
+    const auto* aligned = reinterpret_cast<const std::uint8_t*>(address - (address & 3u));
+    std::uint64_t w = static_cast<std::uint64_t>(aligned_word(aligned + 4)) << 32 | aligned_word(aligned);
+    if (skew != 0) w = w >> skew | static_cast<std::uint64_t>(aligned_word(aligned + 8)) << (64 - skew);
+    window = w;
+    window_start = (end_byte - 8) * 8;
+  }
+
+  // True when the next `need` bits (need <= 57) can be taken with take(): they are in the
+  // stream and in the window (refilled if not). settle() ends the takes.
+  ZSTD_HD_FORCE bool ensure(std::uint32_t need) {
+    if (remaining < static_cast<std::int64_t>(need)) return false;
+    if (remaining - window_start < static_cast<std::int64_t>(need)) refill();
+    avail = static_cast<std::uint32_t>(remaining - window_start);
+    return true;
+  }
+
+  // The next n bits (n <= 31) after ensure() said they are loaded: no checks, and only the
+  // window's count moves (avail & 63: a take of 0 bits from a full window shifts by 0).
+  ZSTD_HD_FORCE std::uint32_t take(std::uint32_t n) {
+    avail -= n;
+    return static_cast<std::uint32_t>(window >> (avail & 63u)) & ((1u << n) - 1u);
+  }
+  ZSTD_HD_FORCE void settle() { remaining = window_start + avail; }
 
   // The next n bits (n <= 32), most significant first in stream order.
   ZSTD_HD_FORCE std::uint32_t read(std::uint32_t n) {

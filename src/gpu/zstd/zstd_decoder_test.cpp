@@ -1,7 +1,8 @@
 // The zstd decoder of the GPU path, run on the host (zstd_host_decoder.h), against libzstd's
 // ZSTD_decompressDCtx: the differential set of zstd_test_frames.h, frames with chosen
 // window descriptors, the interop corpus's zstd frames, XXH64 against the checksums libzstd
-// writes, the errors of damaged frames, and which features of the format the set reaches.
+// writes, the errors of damaged frames, which features of the format the set reaches, and the
+// sequences' unchecked bit reads against the checked ones.
 #include "gpu/zstd/zstd_test_frames.h"
 
 #include <gtest/gtest.h>
@@ -238,6 +239,47 @@ TEST(ZstdHostDecoder, DamagedFramesGiveTheirErrors) {
   b[4] |= 1;
   b.insert(b.begin() + 5, 7);
   EXPECT_EQ(decode(b, 100), kErrDictionary);
+}
+
+}  // namespace
+}  // namespace zarrkit::gpu::zstd
+
+namespace zarrkit::gpu::zstd {
+namespace {
+
+// The sequences' unchecked reads (ensure, take, settle) give the bits the checked reads
+// give, from streams at every alignment and of sizes around the word loads' limits, and
+// ensure() refuses what would reach below the stream's first bit.
+TEST(ZstdBackwardBits, LoadedReadsEqualCheckedReads) {
+  std::mt19937 rng(7);
+  std::vector<std::uint8_t> storage(4096 + 8);
+  for (auto& b : storage) b = static_cast<std::uint8_t>(rng());
+  std::uint32_t refused = 0, loaded_reads = 0;
+  for (std::uint32_t skew = 0; skew < 4; ++skew) {
+    for (std::uint32_t size : {1u, 2u, 8u, 10u, 11u, 12u, 14u, 15u, 16u, 17u, 64u, 333u, 4096u}) {
+      const std::uint8_t* stream = storage.data() + skew;
+      if (stream[size - 1] == 0) continue;  // no end mark
+      BackwardBits checked, loaded;
+      ASSERT_TRUE(checked.init(stream, size));
+      ASSERT_TRUE(loaded.init(stream, size));
+      while (checked.remaining > 0) {
+        std::uint32_t n[4], need = 0;
+        for (auto& k : n) need += k = rng() % 15;
+        if (!loaded.ensure(need)) {
+          EXPECT_LT(loaded.remaining, static_cast<std::int64_t>(need));
+          ++refused;
+          for (std::uint32_t k : n) EXPECT_EQ(loaded.read(k), checked.read(k));
+          continue;
+        }
+        for (std::uint32_t k : n) ASSERT_EQ(loaded.take(k), checked.read(k)) << "skew " << skew << ", size " << size;
+        loaded.settle();
+        ASSERT_EQ(loaded.remaining, checked.remaining);
+        ++loaded_reads;
+      }
+    }
+  }
+  EXPECT_GT(refused, 10u);  // the streams' last bits, through the checked reads
+  EXPECT_GT(loaded_reads, 1000u);
 }
 
 }  // namespace

@@ -162,32 +162,39 @@ ZSTD_HD bool build_fse_cells(const std::int16_t* counts, std::uint32_t symbols, 
   return true;
 }
 
-// A cell of the tables of literals lengths, match lengths and offsets: the code's baseline
-// and extra bits, and the transition to the next state.
+// A cell of the tables of literals lengths, match lengths and offsets, in one word so that
+// a warp's three tables are small (more warps fit on a multiprocessor): the base of the
+// next state (9 bits), the bits to read for it (4), the code's extra bits (5), the code (6),
+// whose baseline sequence_baseline() gives, and the sum of both counts of bits (6).
 struct SequenceCell {
-  std::uint32_t baseline;
-  std::uint8_t extra_bits;
-  std::uint8_t bits;
-  std::uint16_t next_base;
+  std::uint32_t packed;
+
+  ZSTD_HD_FORCE std::uint32_t next_base() const { return packed & 0x1FFu; }
+  ZSTD_HD_FORCE std::uint32_t bits() const { return (packed >> 9) & 0xFu; }
+  ZSTD_HD_FORCE std::uint32_t extra_bits() const { return (packed >> 13) & 0x1Fu; }
+  ZSTD_HD_FORCE std::uint32_t code() const { return (packed >> 18) & 0x3Fu; }
+  ZSTD_HD_FORCE std::uint32_t all_bits() const { return packed >> 24; }
 };
 
 // The largest table of each kind, in cells.
 constexpr std::uint32_t kSequenceTableCells[3] = {1u << kLiteralsLengthMaxLog, 1u << kOffsetMaxLog,
                                                   1u << kMatchLengthMaxLog};
 
-ZSTD_HD SequenceCell code_cell(std::uint32_t kind, std::uint32_t code) {
-  SequenceCell c{};
-  if (kind == kLiteralsLengths) {
-    c.baseline = ZSTD_TABLE(kLlBaselines)[code];
-    c.extra_bits = ZSTD_TABLE(kLlBits)[code];
-  } else if (kind == kMatchLengths) {
-    c.baseline = ZSTD_TABLE(kMlBaselines)[code];
-    c.extra_bits = ZSTD_TABLE(kMlBits)[code];
-  } else {  // offsets: Offset_Value = (1 << code) + code extra bits
-    c.baseline = 1u << code;
-    c.extra_bits = static_cast<std::uint8_t>(code);
-  }
-  return c;
+// The value a code stands for before its extra bits (offsets: Offset_Value = (1 << code) +
+// the code's extra bits).
+ZSTD_HD_FORCE std::uint32_t sequence_baseline(std::uint32_t kind, std::uint32_t code) {
+  if (kind == kLiteralsLengths) return ZSTD_TABLE(kLlBaselines)[code];
+  if (kind == kMatchLengths) return ZSTD_TABLE(kMlBaselines)[code];
+  return 1u << code;
+}
+
+// The cell of `code` with the state transition (bits, next_base).
+ZSTD_HD SequenceCell code_cell(std::uint32_t kind, std::uint32_t code, std::uint32_t bits = 0,
+                               std::uint32_t next_base = 0) {
+  const std::uint32_t extra = kind == kLiteralsLengths ? ZSTD_TABLE(kLlBits)[code]
+                              : kind == kMatchLengths  ? ZSTD_TABLE(kMlBits)[code]
+                                                       : code;
+  return SequenceCell{next_base | bits << 9 | extra << 13 | code << 18 | (bits + extra) << 24};
 }
 
 ZSTD_HD std::uint32_t max_code(std::uint32_t kind) {
@@ -211,8 +218,6 @@ ZSTD_HD std::int32_t build_sequence_table(const std::uint8_t* chunk, const Table
   if (ref.mode == kRleTable) {
     if (ref.rle_symbol > max_code(kind)) return kErrFseTable;
     table[0] = code_cell(kind, ref.rle_symbol);
-    table[0].bits = 0;
-    table[0].next_base = 0;
     *log = 0;
     return kOk;
   }
@@ -233,10 +238,7 @@ ZSTD_HD std::int32_t build_sequence_table(const std::uint8_t* chunk, const Table
   }
   const bool ok = build_fse_cells(scratch.counts, symbols, accuracy, scratch.cell_symbol, scratch.next,
                                   [&](std::uint32_t cell, std::uint32_t symbol, std::uint32_t bits, std::uint32_t base) {
-                                    SequenceCell c = code_cell(kind, symbol);
-                                    c.bits = static_cast<std::uint8_t>(bits);
-                                    c.next_base = static_cast<std::uint16_t>(base);
-                                    table[cell] = c;
+                                    table[cell] = code_cell(kind, symbol, bits, base);
                                   });
   if (!ok) return kErrFseTable;
   *log = accuracy;

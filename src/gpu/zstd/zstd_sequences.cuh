@@ -17,21 +17,92 @@
 namespace zarrkit::gpu::zstd {
 
 struct SequenceTables {
-  SequenceCell cells[3][1u << kLiteralsLengthMaxLog];  // literals lengths, offsets, match lengths
+  SequenceCell literals_lengths[kSequenceTableCells[kLiteralsLengths]];
+  SequenceCell offsets[kSequenceTableCells[kOffsets]];
+  SequenceCell match_lengths[kSequenceTableCells[kMatchLengths]];
   std::uint32_t log[3];
+
+  ZSTD_HD SequenceCell* table(std::uint32_t kind) {
+    return kind == kLiteralsLengths ? literals_lengths : kind == kOffsets ? offsets : match_lengths;
+  }
 };
 
 ZSTD_HD std::int32_t build_block_tables(const std::uint8_t* chunk, const BlockJob& block, SequenceTables& t,
                                         FseScratch& scratch) {
   for (std::uint32_t kind = 0; kind < 3; ++kind) {
-    const std::int32_t e = build_sequence_table(chunk, block.tables[kind], kind, t.cells[kind], &t.log[kind], scratch);
+    const std::int32_t e = build_sequence_table(chunk, block.tables[kind], kind, t.table(kind), &t.log[kind], scratch);
     if (e != kOk) return e;
   }
   return kOk;
 }
 
+// The bits of a sequence, read with checks (BackwardBits::read) or, once ensure() has said
+// they are loaded, without (take).
+struct CheckedBits {
+  BackwardBits& in;
+  ZSTD_HD_FORCE std::uint32_t operator()(std::uint32_t n) const { return in.read(n); }
+};
+struct LoadedBits {
+  BackwardBits& in;
+  ZSTD_HD_FORCE std::uint32_t operator()(std::uint32_t n) const { return in.take(n); }
+};
+
+// What one sequence's cells make of the next bits: its lengths and offset (the repeat
+// history updated), and the next states unless it is the last.
+template <typename Bits>
+ZSTD_HD_FORCE Sequence decode_sequence(Bits read, const SequenceCell& ll, const SequenceCell& of,
+                                       const SequenceCell& ml, bool last, RepeatValue* history,
+                                       std::uint32_t& ll_state, std::uint32_t& of_state, std::uint32_t& ml_state) {
+  // Offset bits first, then match length, then literals length.
+  const std::uint32_t code = of.code();
+  RepeatValue offset;
+  if (code > 1) {
+    const std::uint64_t value = std::uint64_t{sequence_baseline(kOffsets, code)} + read(code) - 3;
+    offset = {static_cast<std::uint32_t>(value), 0};
+    history[2] = history[1];
+    history[1] = history[0];
+    history[0] = offset;
+  } else {
+    // Repeat codes; with no literals they shift by one, and the third becomes the most
+    // recent offset minus one (which libzstd turns into 1 when it would be 0).
+    const std::uint32_t ll0 = ll.code() == 0 ? 1 : 0;  // no literals
+    const std::uint32_t index = code == 0 ? ll0 : 1 + ll0 + read(1);
+    if (index == 0) {
+      offset = history[0];
+    } else if (index == 3) {
+      offset = history[0];
+      if (offset.kind == 0) {
+        offset.value = offset.value > 1 ? offset.value - 1 : 1;
+      } else {
+        offset.value += 1;
+      }
+      history[2] = history[1];
+      history[1] = history[0];
+      history[0] = offset;
+    } else {
+      offset = index == 1 ? history[1] : history[2];  // constant indices: the history stays in registers
+      if (index == 2) history[2] = history[1];
+      history[1] = history[0];
+      history[0] = offset;
+    }
+  }
+  const std::uint32_t match_length = sequence_baseline(kMatchLengths, ml.code()) + read(ml.extra_bits());
+  const std::uint32_t literal_length = sequence_baseline(kLiteralsLengths, ll.code()) + read(ll.extra_bits());
+  if (!last) {
+    ll_state = ll.next_base() + read(ll.bits());
+    ml_state = ml.next_base() + read(ml.bits());
+    of_state = of.next_base() + read(of.bits());
+  }
+  return {literal_length | offset.kind << 30, match_length, offset.value};
+}
+
+// The most bits a take() path handles in one sequence (BackwardBits::ensure).
+constexpr std::uint32_t kLoadedSequenceBits = 57;
+
 // Decodes the block's sequences into out[0..block.sequences) and sets state.out_size and
-// state.end_history. Literal lengths must add up to at most the block's literals.
+// state.end_history. Literal lengths must add up to at most the block's literals. A
+// sequence whose bits are all loaded and inside the stream is read without checks; the
+// others (long offsets, the stream's last bits) with them.
 ZSTD_HD std::int32_t decode_block_sequences(const std::uint8_t* chunk, const BlockJob& block, const SequenceTables& t,
                                             Sequence* out, BlockState& state) {
   RepeatValue history[3] = {{0, 1}, {0, 2}, {0, 3}};
@@ -44,53 +115,24 @@ ZSTD_HD std::int32_t decode_block_sequences(const std::uint8_t* chunk, const Blo
     std::uint32_t of_state = in.read(t.log[kOffsets]);
     std::uint32_t ml_state = in.read(t.log[kMatchLengths]);
     for (std::uint32_t i = 0; i < n; ++i) {
-      const SequenceCell ll = t.cells[kLiteralsLengths][ll_state];
-      const SequenceCell of = t.cells[kOffsets][of_state];
-      const SequenceCell ml = t.cells[kMatchLengths][ml_state];
-      // Offset bits first, then match length, then literals length.
-      const std::uint32_t code = of.extra_bits;
-      RepeatValue offset;
-      if (code > 1) {
-        const std::uint64_t value = std::uint64_t{of.baseline} + in.read(code) - 3;
-        offset = {static_cast<std::uint32_t>(value), 0};
-        history[2] = history[1];
-        history[1] = history[0];
-        history[0] = offset;
+      const SequenceCell ll = t.literals_lengths[ll_state];
+      const SequenceCell of = t.offsets[of_state];
+      const SequenceCell ml = t.match_lengths[ml_state];
+      const bool last = i + 1 == n;
+      // At most: the offset's extra bits or a repeat code's bit, both lengths' extra bits,
+      // the three states' bits.
+      const std::uint32_t need = of.all_bits() + 1u + ml.all_bits() + ll.all_bits();
+      Sequence q;
+      if (need <= kLoadedSequenceBits && in.ensure(need)) {
+        q = decode_sequence(LoadedBits{in}, ll, of, ml, last, history, ll_state, of_state, ml_state);
+        in.settle();
       } else {
-        // Repeat codes; with no literals they shift by one, and the third becomes the most
-        // recent offset minus one (which libzstd turns into 1 when it would be 0).
-        const std::uint32_t ll0 = ll.baseline == 0 ? 1 : 0;
-        const std::uint32_t index = code == 0 ? ll0 : 1 + ll0 + in.read(1);
-        if (index == 0) {
-          offset = history[0];
-        } else if (index == 3) {
-          offset = history[0];
-          if (offset.kind == 0) {
-            offset.value = offset.value > 1 ? offset.value - 1 : 1;
-          } else {
-            offset.value += 1;
-          }
-          history[2] = history[1];
-          history[1] = history[0];
-          history[0] = offset;
-        } else {
-          offset = history[index];
-          if (index == 2) history[2] = history[1];
-          history[1] = history[0];
-          history[0] = offset;
-        }
+        q = decode_sequence(CheckedBits{in}, ll, of, ml, last, history, ll_state, of_state, ml_state);
+        if (in.overflowed()) return kErrSequenceStream;
       }
-      const std::uint32_t match_length = ml.baseline + in.read(ml.extra_bits);
-      const std::uint32_t literal_length = ll.baseline + in.read(ll.extra_bits);
-      if (i + 1 < n) {
-        ll_state = ll.next_base + in.read(ll.bits);
-        ml_state = ml.next_base + in.read(ml.bits);
-        of_state = of.next_base + in.read(of.bits);
-      }
-      if (in.overflowed()) return kErrSequenceStream;
-      literals += literal_length;
-      matches += match_length;
-      out[i] = {literal_length | offset.kind << 30, match_length, offset.value};
+      literals += sequence_literals(q);
+      matches += q.match_length;
+      out[i] = q;
     }
     if (!in.finished_exactly()) return kErrSequenceStream;
   }
