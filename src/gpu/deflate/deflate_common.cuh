@@ -28,6 +28,12 @@
 #define DEFLATE_HD_FORCE inline
 #define DEFLATE_WARP_TEMPLATE
 #endif
+// Loops unrolled by the device compiler (the host compilers would warn of the pragma).
+#if defined(__CUDA_ARCH__)
+#define DEFLATE_UNROLL _Pragma("unroll")
+#else
+#define DEFLATE_UNROLL
+#endif
 
 namespace zarrkit::gpu::deflate {
 

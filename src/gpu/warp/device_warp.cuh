@@ -27,9 +27,11 @@ struct DeviceWarp {
   // cached before they were written could be stale.
   __device__ std::uint8_t load_shared(const std::uint8_t* p) const { return __ldcg(p); }
   __device__ std::uint32_t fetch_add(std::uint32_t* p, std::uint32_t v) const { return atomicAdd(p, v); }
+  // An acquire load (the bytes it covers are read after it), not a read-modify-write: the
+  // waiting warps poll without queueing atomics in L2 ahead of the working warps' loads.
   __device__ std::uint32_t load_progress(std::uint32_t* p) const {
-    const std::uint32_t v = atomicAdd(p, 0u);
-    __threadfence();  // the bytes it covers are read after it
+    std::uint32_t v;
+    asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
   }
   __device__ void publish_progress(std::uint32_t* p, std::uint32_t v) const {
@@ -40,7 +42,9 @@ struct DeviceWarp {
     return *reinterpret_cast<const volatile std::int32_t*>(status) != 0;
   }
   __device__ void fail(std::int32_t* status, std::int32_t code) const { atomicCAS(status, 0, code); }
-  __device__ void pause() const { __nanosleep(200); }
+  // The `waited`-th pause of one wait: longer and longer (0.1 to 3.2 us), so that warps
+  // waiting for a whole block poll less often.
+  __device__ void pause(std::uint32_t waited) const { __nanosleep(100u << (waited < 5u ? waited : 5u)); }
 };
 
 __device__ inline DeviceWarp this_warp() { return DeviceWarp{threadIdx.x % 32u}; }

@@ -255,7 +255,7 @@ class EmulatedWarp {
     std::atomic_ref<std::int32_t>(*status).compare_exchange_strong(none, code);
   }
   // Lane 0 waiting for another warp while its own lanes wait for it at a collective.
-  void pause() const { std::this_thread::yield(); }
+  void pause(std::uint32_t) const { std::this_thread::yield(); }
 
  private:
   void post(std::uint32_t v) {

@@ -8,7 +8,8 @@
 // shfl_xor(u32, mask); load_shared(const u8*) (a byte other warps may have written during
 // the stage); fetch_add(u32*, u32), load_progress(u32*) and publish_progress(u32*, u32)
 // (lane 0 only: the counter and the blocks' progress, with the orderings they need);
-// failed(const i32*) and fail(i32*, code) (a chunk's status); pause().
+// failed(const i32*) and fail(i32*, code) (a chunk's status); pause(waited) (the waited-th
+// pause of one wait).
 #pragma once
 
 #include <cstdint>
@@ -290,7 +291,7 @@ struct KnownPrefix {
 ZSTD_WARP_TEMPLATE
 template <typename Warp>
 ZSTD_HD bool wait_for(Warp& w, const ZstdLaunch& L, std::uint32_t self, std::uint32_t need, KnownPrefix& k) {
-  std::uint32_t ok = 1;
+  std::uint32_t ok = 1, waited = 0;
   if (w.lane() == 0) {
     while (k.known < need) {
       if (k.block >= self) {  // never wait on oneself (the scan placed the blocks otherwise)
@@ -309,7 +310,7 @@ ZSTD_HD bool wait_for(Warp& w, const ZstdLaunch& L, std::uint32_t self, std::uin
       } else if (start + p >= need) {
         k.known = start + p;
       } else {
-        w.pause();
+        w.pause(waited++);
       }
     }
   }
