@@ -27,13 +27,15 @@ struct DeviceWarp {
   // cached before they were written could be stale.
   __device__ std::uint8_t load_shared(const std::uint8_t* p) const { return __ldcg(p); }
   __device__ std::uint32_t fetch_add(std::uint32_t* p, std::uint32_t v) const { return atomicAdd(p, v); }
-  // An acquire load (the bytes it covers are read after it), not a read-modify-write: the
-  // waiting warps poll without queueing atomics in L2 ahead of the working warps' loads.
+  // Polled with relaxed loads: an acquire load invalidates the multiprocessor's whole L1,
+  // which the working warps beside the waiting ones lose. acquire() orders the reads after a
+  // wait has seen the progress it wanted.
   __device__ std::uint32_t load_progress(std::uint32_t* p) const {
     std::uint32_t v;
-    asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
   }
+  __device__ void acquire() const { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
   __device__ void publish_progress(std::uint32_t* p, std::uint32_t v) const {
     __threadfence();  // the warp's bytes (ordered before by sync) are visible first
     atomicExch(p, v);

@@ -242,8 +242,9 @@ class EmulatedWarp {
   std::uint8_t load_shared(const std::uint8_t* p) const { return *p; }
   std::uint32_t fetch_add(std::uint32_t* p, std::uint32_t v) const { return std::atomic_ref<std::uint32_t>(*p).fetch_add(v); }
   std::uint32_t load_progress(std::uint32_t* p) const {
-    return std::atomic_ref<std::uint32_t>(*p).load(std::memory_order_acquire);
+    return std::atomic_ref<std::uint32_t>(*p).load(std::memory_order_relaxed);
   }
+  void acquire() const { std::atomic_thread_fence(std::memory_order_acquire); }
   void publish_progress(std::uint32_t* p, std::uint32_t v) const {
     std::atomic_ref<std::uint32_t>(*p).store(v, std::memory_order_release);
   }

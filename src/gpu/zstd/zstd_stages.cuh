@@ -6,8 +6,9 @@
 //
 // A Warp w has: lane(); sync(); ballot(bool); any(bool); shfl(u32, lane); shfl_up(u32, d);
 // shfl_xor(u32, mask); load_shared(const u8*) (a byte other warps may have written during
-// the stage); fetch_add(u32*, u32), load_progress(u32*) and publish_progress(u32*, u32)
-// (lane 0 only: the counter and the blocks' progress, with the orderings they need);
+// the stage); fetch_add(u32*, u32), load_progress(u32*) (relaxed), acquire() (after the
+// progress a wait wanted) and publish_progress(u32*, u32) (lane 0 only: the counter and the
+// blocks' progress);
 // failed(const i32*) and fail(i32*, code) (a chunk's status); pause(waited) (the waited-th
 // pause of one wait).
 #pragma once
@@ -313,6 +314,7 @@ ZSTD_HD bool wait_for(Warp& w, const ZstdLaunch& L, std::uint32_t self, std::uin
         w.pause(waited++);
       }
     }
+    w.acquire();  // the bytes the progress covered are read after it (the others: after the shuffles)
   }
   k.known = w.shfl(k.known, 0);
   k.block = w.shfl(k.block, 0);
