@@ -282,7 +282,8 @@ DataType parse_typestr(std::string_view s) {
         count = static_cast<std::int64_t>(*c);
       }
       unit = std::string(inner.substr(digits));
-      if (!is_datetime_unit(unit) || unit == "generic") fail_invalid("dtype \"{}\": unknown time unit \"{}\"", text, unit);
+      // "[generic]" and "[3generic]" too: zarr-python writes a generic unit with a multiplier so.
+      if (!is_datetime_unit(unit)) fail_invalid("dtype \"{}\": unknown time unit \"{}\"", text, unit);
     }
     t = code == 'M' ? DataType::datetime(unit, count) : DataType::timedelta(unit, count);
   } else if (code == 'O') {
@@ -401,8 +402,10 @@ json dtype_to_v2_json(const DataType& t) {
     case DataTypeKind::kTimedelta: {
       const char code = t.kind() == DataTypeKind::kDatetime ? 'M' : 'm';
       const std::string& unit = t.datetime_unit();
-      if (unit.empty() || unit == "generic") return fmt::format("{}{}8", o, code);
-      if (t.datetime_count() == 1) return fmt::format("{}{}8[{}]", o, code, unit);
+      if (t.datetime_count() == 1) {
+        if (unit.empty() || unit == "generic") return fmt::format("{}{}8", o, code);
+        return fmt::format("{}{}8[{}]", o, code, unit);
+      }
       return fmt::format("{}{}8[{}{}]", o, code, t.datetime_count(), unit);
     }
     case DataTypeKind::kStructured: {

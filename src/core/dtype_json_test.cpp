@@ -256,6 +256,8 @@ TEST(DtypeV2, TypeStringsRoundTripWithByteOrder) {
       {">m8[10s]", DataType::timedelta("s", 10), Endian::kBig},
       {"<M8", DataType::datetime("generic"), Endian::kLittle},
       {"<M8[D]", DataType::datetime("D"), Endian::kLittle},
+      {"<M8[3generic]", DataType::datetime("generic", 3), Endian::kLittle},  // as zarr-python writes it
+      {">m8[2generic]", DataType::timedelta("generic", 2), Endian::kBig},
   };
   for (const auto& c : cases) {
     const DataType t = parse_dtype_v2(c.text);
@@ -266,6 +268,9 @@ TEST(DtypeV2, TypeStringsRoundTripWithByteOrder) {
   // One-byte types take any order mark; NumPy normalises them to '|'.
   EXPECT_EQ(dtype_to_v2_json(parse_dtype_v2("<u1")), json("|u1"));
   EXPECT_EQ(parse_dtype_v2(">b1"), DataType::boolean());
+  // "[generic]" is the plain generic unit, written as NumPy writes it.
+  EXPECT_EQ(parse_dtype_v2("<m8[generic]"), DataType::timedelta("generic"));
+  EXPECT_EQ(dtype_to_v2_json(parse_dtype_v2("<m8[generic]")), json("<m8"));
   // A type with no recorded order is written little-endian.
   EXPECT_EQ(dtype_to_v2_json(DataType::float_(32)), json("<f4"));
 }

@@ -91,7 +91,8 @@ CASES = [
     "v3-fixed-S7", "v3-string", "v3-struct", "v3-struct-sharded", "v3-int32-rectilinear",
     "v3-float64-rectilinear-runs", "v3-uint16-rectilinear-sharded", "v3-group-consolidated",
     *(f"v2-{t}" for t in ["bool", "int8", "int32", "uint64", "float16", "float64", "complex128"]),
-    "v2-big-endian-i4", "v2-U5", "v2-S7", "v2-datetime64", "v2-structured", "v2-string", "v2-blosc", "v2-zlib",
+    "v2-big-endian-i4", "v2-U5", "v2-S7", "v2-datetime64", "v2-datetime64-scaled-generic",
+    "v2-timedelta64-scaled-generic", "v2-structured", "v2-string", "v2-blosc", "v2-zlib",
     "v2-no-compressor", "v2-order-F", "v2-delta-filter", "v2-nested-keys", "v2-fill-none",
     *VALUE_CODEC_CASES,
 ]

@@ -126,6 +126,9 @@ def cases() -> dict[str, dict]:
     out["v2-U5"] = {"dtype": "<U5", "zarr_format": 2}
     out["v2-S7"] = {"dtype": "S7", "zarr_format": 2}
     out["v2-datetime64"] = {"dtype": "<M8[ns]", "zarr_format": 2}
+    # A generic unit with a multiplier: zarr-python 3.4 writes "<M8[3generic]" in .zarray.
+    out["v2-datetime64-scaled-generic"] = {"dtype": "<M8[3generic]", "zarr_format": 2, "fill_value": None}
+    out["v2-timedelta64-scaled-generic"] = {"dtype": "<m8[2generic]", "zarr_format": 2, "fill_value": None}
     out["v2-structured"] = {"dtype": STRUCT, "zarr_format": 2}
     out["v2-string"] = {"dtype": str, "zarr_format": 2}
     out["v2-blosc"] = {"dtype": "float32", "zarr_format": 2,
