@@ -131,12 +131,13 @@ void DeviceBatches::allow_concurrent_host_phases() {
   // the slots' host phases together keep every pool thread busy, and no more than gives every
   // slot a batch. Small batches shorten the pipeline's fill and drain (the first upload waits
   // for a whole host phase, the last host phase for nothing); bench/results/MULTI-GPU.md has
-  // the sizes tried.
+  // the sizes tried. Device stages that need many chunks per launch to fill the device (a
+  // warp per chunk) keep that many, within the batch budget.
   const std::uint64_t slots = std::min<std::uint64_t>(8, 2 * settings_.pipeline_depth);
   const std::uint64_t by_bytes = std::max<std::uint64_t>(1, (32u << 20) / slot_bytes_);
   const std::uint64_t by_threads = ceil_div(shared_thread_pool().size(), slots);
-  per_batch_ = std::clamp<std::uint64_t>(std::min(std::max(by_bytes, by_threads), ceil_div(num_chunks_, slots)), 1,
-                                         per_batch_);
+  const std::uint64_t small = std::min(std::max(by_bytes, by_threads), ceil_div(num_chunks_, slots));
+  per_batch_ = std::clamp<std::uint64_t>(std::max(small, chain_.min_chunks_per_batch()), 1, per_batch_);
   const std::uint64_t wanted = std::min<std::uint64_t>(slots, ceil_div(num_chunks_, per_batch_));
   while (slots_.size() < wanted) slots_.push_back(std::make_unique<Slot>());
 }

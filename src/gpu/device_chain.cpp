@@ -110,6 +110,8 @@ DeviceChain::DeviceChain(std::shared_ptr<const PreparedChain> prepared, std::uin
     } else {
       device_stages_.push_back({bb_halves[d].get(), bb[i].get(), outputs[i]});
       halves_.push_back(bb_halves[d]);
+      const DeviceStageContext context{ab_spec_, chunk_bytes_, chunks_per_batch_, outputs[i], &settings_};
+      min_chunks_per_batch_ = std::max(min_chunks_per_batch_, bb_halves[d]->min_chunks_per_batch(context));
     }
   }
 }

@@ -62,6 +62,8 @@ class DeviceChain {
   const std::vector<std::int64_t>& stored_strides() const { return stored_strides_; }
   const ChunkSpec& ab_spec() const { return ab_spec_; }  // the spec the bytes->bytes codecs see
   std::uint64_t chunk_bytes() const { return chunk_bytes_; }
+  // The most chunks per batch any device stage wishes for (DeviceBytesCodec::min_chunks_per_batch).
+  std::uint64_t min_chunks_per_batch() const { return min_chunks_per_batch_; }
   // Array->array codecs the device decodes by a pass over each decoded chunk, in decode order.
   struct Pass {
     const DeviceArrayCodec* half;
@@ -103,6 +105,7 @@ class DeviceChain {
   ChunkSpec ab_spec_;
   std::uint64_t chunk_bytes_ = 0;
   std::uint64_t chunks_per_batch_ = 0;
+  std::uint64_t min_chunks_per_batch_ = 1;
   DeviceSettings settings_;
   std::shared_ptr<const PreparedChain> prepared_;
   // The planned halves and the host halves the stages point to, kept alive with the plan.

@@ -153,6 +153,10 @@ struct ChunkStagePlan {
   ChunkBytes device;
   BatchWorks& works;
 };
+// Chunks a launch that gives each chunk one warp needs to fill a device: an H100 or H200 has
+// 132 multiprocessors holding 16 or more such warps each.
+constexpr std::uint64_t kChunksToFillTheDevice = 2048;
+
 // The device half of a bytes->bytes codec.
 class DeviceBytesCodec : public DeviceCodec {
  public:
@@ -163,6 +167,14 @@ class DeviceBytesCodec : public DeviceCodec {
   virtual bool usable(const DeviceStageContext& context) const {
     (void)context;
     return true;
+  }
+  // The fewest chunks a batch should hold for this half to fill the device (halves that
+  // decode a chunk per warp, or batch across chunks only, want many): reads that split into
+  // small batches to overlap their host phases keep at least this many in each, within the
+  // batch budget. Default: 1 (no wish).
+  virtual std::uint64_t min_chunks_per_batch(const DeviceStageContext& context) const {
+    (void)context;
+    return 1;
   }
   // True when decoding only checks the bytes and narrows them to a part of themselves
   // (checksums): the stages after it can still plan from the host's view of the bytes.

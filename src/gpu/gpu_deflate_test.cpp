@@ -17,6 +17,7 @@
 #include "gpu/codecs/deflate_device_runner.h"
 #include "gpu/deflate/deflate_host_decoder.h"
 #include "gpu/deflate/deflate_mutations.h"
+#include "gpu/device_codec.h"
 #include "gpu/device_read.h"
 #include "gpu/gpu_testing.h"
 #include "zarrkit/array.h"
@@ -152,10 +153,11 @@ struct DeflateKernelsOn {
 
 const json kLittle = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
 
-Array make_array(const std::shared_ptr<Store>& store, const std::string& path, const json& codecs, const DataType& dtype) {
+Array make_array(const std::shared_ptr<Store>& store, const std::string& path, const json& codecs, const DataType& dtype,
+                 Shape chunks = {128, 256}) {
   ArraySpec spec;
   spec.shape = {300, 500};
-  spec.chunks = {128, 256};
+  spec.chunks = std::move(chunks);
   spec.dtype = dtype;
   spec.codecs = codecs;
   spec.fill_value = json(3);
@@ -221,6 +223,27 @@ TEST(GpuDeflateKernels, OffByDefault) {
   const std::uint64_t by_kernels = gpu::read_stats().chunks_decoded_by_deflate_kernels.load();
   expect_same_read(array, {}, "gzip, kernels off");
   EXPECT_EQ(gpu::read_stats().chunks_decoded_by_deflate_kernels.load(), by_kernels);
+}
+
+// A warp decodes a chunk, so a read with the kernels keeps thousands of chunks in a batch
+// (kChunksToFillTheDevice) where reads that decode on the host split into small batches to
+// overlap their host phases.
+TEST(GpuDeflateKernels, ReadsKeepBatchesLargeEnoughToFillTheDevice) {
+  REQUIRE_GPU();
+  auto store = MemoryStore::create();
+  Array array = make_array(store, "a", json::array({kLittle, gzip(1)}), DataType::float_(32), {8, 8});
+  fill(array, 6);
+  const std::uint64_t chunks = 38 * 63;
+  auto batches_of_a_read = [&](const std::string& what) {
+    const std::uint64_t before = gpu::read_stats().batches.load();
+    expect_same_read(array, {}, what);
+    return gpu::read_stats().batches.load() - before;
+  };
+  const std::uint64_t on_host = batches_of_a_read("kernels off");
+  DeflateKernelsOn on;
+  const std::uint64_t by_kernels = batches_of_a_read("kernels on");
+  EXPECT_EQ(by_kernels, (chunks + gpu::kChunksToFillTheDevice - 1) / gpu::kChunksToFillTheDevice);
+  EXPECT_GT(on_host, by_kernels);
 }
 
 // A damaged chunk fails with the host's error, naming its key; the others read.

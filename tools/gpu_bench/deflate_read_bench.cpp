@@ -5,7 +5,9 @@
 //   nvCOMP      Config::gpu.nvcomp_decode: nvCOMP's batched gzip (when libnvcomp loads)
 //   CPU + copy  Array::read into host memory, then one cudaMemcpy
 //
-//   zarrkit_deflate_read_bench [--dir DIR] [--reps 5] [--layouts 16m,512k,sharded]
+//   zarrkit_deflate_read_bench [--dir DIR] [--reps 5] [--layouts 16m,512k,sharded] [--paths TEXT]
+//
+// --paths: only the paths whose name contains TEXT (e.g. "kernel", for a profiler).
 //
 // Array: 256x1024x1024 float32 (1 GiB, family N), gzip level 1, on a local store with a
 // warm page cache; layouts: chunks 16x512x512 (16 MiB), chunks 8x128x128 (512 KiB), shards
@@ -87,7 +89,7 @@ double median_seconds(int reps, const std::function<void()>& run) {
 }
 
 int bench_layout(const std::filesystem::path& dir, const std::string& layout, int reps,
-                 const std::vector<float>& values) {
+                 const std::vector<float>& values, const std::string& only) {
   const Shape shape = {256, 1024, 1024};
   const ArraySpec spec = layout_spec(layout, shape);
   std::filesystem::remove_all(dir);
@@ -119,11 +121,12 @@ int bench_layout(const std::filesystem::path& dir, const std::string& layout, in
              : layout == "512k" ? "chunks 8x128x128 (512 KiB)"
                                 : "shards 16x512x512 of 8x128x128 inner chunks (512 KiB)",
              ratio, std::thread::hardware_concurrency());
-  fmt::print("| path | median s | GB/s | chunks on GPU / CPU | host phase / GPU wait s per read |\n"
-             "|---|---|---|---|---|\n");
+  fmt::print("| path | median s | GB/s | chunks on GPU / CPU | host phase / GPU wait s per read | batches per read |\n"
+             "|---|---|---|---|---|---|\n");
   int failures = 0;
   auto& stats = gpu::read_stats();
   for (const Path& p : paths) {
+    if (p.name.find(only) == std::string::npos) continue;
     ScopedConfig scoped(p.settings);
     std::function<void()> read = [&] { array.read_into({}, out); };
     if (p.host_then_copy) {
@@ -139,17 +142,19 @@ int bench_layout(const std::filesystem::path& dir, const std::string& layout, in
     const std::uint64_t on_cpu = stats.chunks_decoded_on_cpu.load() - cpu0;
     const Buffer back = to_host(device);
     if (std::memcmp(back.data(), values.data(), n * 4) != 0) {
-      fmt::print("| {} | MISMATCH | | | |\n", p.name);
+      fmt::print("| {} | MISMATCH | | | | |\n", p.name);
       ++failures;
       continue;
     }
     const std::uint64_t host0 = stats.host_phase_ns.load(), wait0 = stats.gpu_wait_ns.load();
+    const std::uint64_t batches0 = stats.batches.load();
     const double s = median_seconds(reps, read);
     // Per read, averaged over the timed ones (the CPU path has neither).
     const double host_s = static_cast<double>(stats.host_phase_ns.load() - host0) / 1e9 / reps;
     const double wait_s = static_cast<double>(stats.gpu_wait_ns.load() - wait0) / 1e9 / reps;
-    fmt::print("| {} | {:.3f} | {:.2f} | {} / {} | {:.3f} / {:.3f} |\n", p.name, s, logical / s / 1e9, on_gpu, on_cpu,
-               host_s, wait_s);
+    const double batches = static_cast<double>(stats.batches.load() - batches0) / reps;
+    fmt::print("| {} | {:.3f} | {:.2f} | {} / {} | {:.3f} / {:.3f} | {:.0f} |\n", p.name, s, logical / s / 1e9, on_gpu,
+               on_cpu, host_s, wait_s, batches);
     std::fflush(stdout);
   }
   std::filesystem::remove_all(dir);
@@ -162,6 +167,7 @@ int main(int argc, char** argv) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() / "zarrkit_deflate_read_bench";
   int reps = 5;
   std::vector<std::string> layouts = {"16m", "512k", "sharded"};
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) {
@@ -172,8 +178,11 @@ int main(int argc, char** argv) {
       layouts.clear();
       std::stringstream in(argv[++i]);
       for (std::string item; std::getline(in, item, ',');) layouts.push_back(item);
+    } else if (a == "--paths" && i + 1 < argc) {
+      only = argv[++i];
     } else {
-      std::cerr << "usage: zarrkit_deflate_read_bench [--dir DIR] [--reps N] [--layouts 16m,512k,sharded]\n";
+      std::cerr << "usage: zarrkit_deflate_read_bench [--dir DIR] [--reps N] [--layouts 16m,512k,sharded] "
+                   "[--paths TEXT]\n";
       return 1;
     }
   }
@@ -185,6 +194,6 @@ int main(int argc, char** argv) {
   std::vector<float> values(std::size_t{256} * 1024 * 1024);
   bench::fill_family_n(values, 7);
   int failures = 0;
-  for (const std::string& layout : layouts) failures += bench_layout(dir, layout, reps, values);
+  for (const std::string& layout : layouts) failures += bench_layout(dir, layout, reps, values, only);
   return failures == 0 ? 0 : 3;
 }

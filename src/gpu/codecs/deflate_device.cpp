@@ -82,6 +82,12 @@ class DeflateDevice final : public DeviceBytesCodec {
     return own(context) || (!context.settings->deflate_kernels && nvcomp_ && nvcomp_->usable(context));
   }
 
+  // A warp decodes a chunk: a launch needs thousands to fill the device.
+  std::uint64_t min_chunks_per_batch(const DeviceStageContext& context) const override {
+    if (own(context)) return kChunksToFillTheDevice;
+    return nvcomp_ && nvcomp_->usable(context) ? nvcomp_->min_chunks_per_batch(context) : 1;
+  }
+
   bool narrows_only() const override { return false; }
 
   std::optional<ChunkBytes> plan(const ChunkStagePlan& chunk, const DeviceStageContext& context) const override {

@@ -144,6 +144,11 @@ class NvcompDevice final : public DeviceBytesCodec {
            Nvcomp::get() != nullptr;
   }
 
+  // Its batched decoders parallelise across chunks only (it is not used on fewer).
+  std::uint64_t min_chunks_per_batch(const DeviceStageContext& context) const override {
+    return context.settings->nvcomp_min_chunks;
+  }
+
   bool narrows_only() const override { return false; }
 
   std::optional<ChunkBytes> plan(const ChunkStagePlan& chunk, const DeviceStageContext& context) const override {

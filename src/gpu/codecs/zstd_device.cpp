@@ -85,6 +85,13 @@ class ZstdDevice final : public DeviceBytesCodec {
     return own(context) || (!context.settings->zstd_kernels && nvcomp_->usable(context));
   }
 
+  // A warp decodes a block's literals, sequences and bytes: a launch needs thousands of
+  // blocks (a chunk has one per 128 KiB) to fill the device.
+  std::uint64_t min_chunks_per_batch(const DeviceStageContext& context) const override {
+    if (own(context)) return kChunksToFillTheDevice;
+    return nvcomp_->usable(context) ? nvcomp_->min_chunks_per_batch(context) : 1;
+  }
+
   bool narrows_only() const override { return false; }
 
   std::optional<ChunkBytes> plan(const ChunkStagePlan& chunk, const DeviceStageContext& context) const override {
