@@ -5,9 +5,10 @@
 //   nvCOMP      Config::gpu.nvcomp_decode: nvCOMP's batched gzip (when libnvcomp loads)
 //   CPU + copy  Array::read into host memory, then one cudaMemcpy
 //
-//   zarrkit_deflate_read_bench [--dir DIR] [--reps 5] [--layouts 16m,512k,sharded] [--paths TEXT]
+//   zarrkit_deflate_read_bench [--dir DIR] [--reps 5] [--layouts 16m,512k,sharded] [--paths TEXT] [--sweep]
 //
 // --paths: only the paths whose name contains TEXT (e.g. "kernel", for a profiler).
+// --sweep: instead, reads of 1 to 2048 chunks (512 KiB layout), host path against kernel.
 //
 // Array: 256x1024x1024 float32 (1 GiB, family N), gzip level 1, on a local store with a
 // warm page cache; layouts: chunks 16x512x512 (16 MiB), chunks 8x128x128 (512 KiB), shards
@@ -16,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -163,11 +165,46 @@ int bench_layout(const std::filesystem::path& dir, const std::string& layout, in
 
 }  // namespace
 
+// Reads of 1 to 2048 chunks of the 512 KiB layout (boxes of whole chunks from the origin),
+// the default host path against the kernel: where the kernel starts to pay.
+int sweep_read_sizes(const std::filesystem::path& dir, int reps, const std::vector<float>& values) {
+  const Shape shape = {256, 1024, 1024};
+  const ArraySpec spec = layout_spec("512k", shape);
+  std::filesystem::remove_all(dir);
+  auto store = LocalStore::open(dir);
+  Array array = Array::create(store, "", make_array_metadata(spec, CodecRegistry::builtin()));
+  array.write({}, NDView{reinterpret_cast<std::byte*>(const_cast<float*>(values.data())), shape,
+                         NDView::c_strides(shape, 4), spec.dtype, MemoryKind::kHost});
+  Buffer device = Buffer::allocate(values.size() * 4, device_allocator());
+  fmt::print("\nread sizes, chunks 8x128x128 (512 KiB), gzip level 1: median ms per read\n"
+             "| chunks read | host decode, then copy | zarrkit's deflate kernel | kernel / host time |\n|---|---|---|---|\n");
+  // (planes, rows, columns) of chunks: 1, 8, 64, 512, 2048 chunks.
+  const std::vector<std::array<std::int64_t, 3>> boxes = {{1, 1, 1}, {1, 2, 4}, {1, 8, 8}, {8, 8, 8}, {32, 8, 8}};
+  for (const auto& b : boxes) {
+    const Shape box = {static_cast<std::uint64_t>(b[0] * 8), static_cast<std::uint64_t>(b[1] * 128),
+                       static_cast<std::uint64_t>(b[2] * 128)};
+    const Selection sel = {Slice{0, static_cast<std::int64_t>(box[0])}, Slice{0, static_cast<std::int64_t>(box[1])},
+                           Slice{0, static_cast<std::int64_t>(box[2])}};
+    NDView out{device.data(), box, NDView::c_strides(box, 4), spec.dtype, MemoryKind::kDevice};
+    double ms[2];
+    for (int k = 0; k < 2; ++k) {
+      ScopedConfig scoped([k](Config& c) { c.gpu.deflate_kernels = k == 1; });
+      std::function<void()> read = [&] { array.read_into(sel, out); };
+      read();  // warm-up
+      ms[k] = median_seconds(reps, read) * 1e3;
+    }
+    fmt::print("| {} | {:.2f} | {:.2f} | {:.2f}x |\n", b[0] * b[1] * b[2], ms[0], ms[1], ms[1] / ms[0]);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() / "zarrkit_deflate_read_bench";
   int reps = 5;
   std::vector<std::string> layouts = {"16m", "512k", "sharded"};
   std::string only;
+  bool sweep = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) {
@@ -180,9 +217,11 @@ int main(int argc, char** argv) {
       for (std::string item; std::getline(in, item, ',');) layouts.push_back(item);
     } else if (a == "--paths" && i + 1 < argc) {
       only = argv[++i];
+    } else if (a == "--sweep") {
+      sweep = true;
     } else {
       std::cerr << "usage: zarrkit_deflate_read_bench [--dir DIR] [--reps N] [--layouts 16m,512k,sharded] "
-                   "[--paths TEXT]\n";
+                   "[--paths TEXT] [--sweep]\n";
       return 1;
     }
   }
@@ -193,6 +232,7 @@ int main(int argc, char** argv) {
   install_gpu_support();
   std::vector<float> values(std::size_t{256} * 1024 * 1024);
   bench::fill_family_n(values, 7);
+  if (sweep) return sweep_read_sizes(dir, reps, values);
   int failures = 0;
   for (const std::string& layout : layouts) failures += bench_layout(dir, layout, reps, values, only);
   return failures == 0 ? 0 : 3;
