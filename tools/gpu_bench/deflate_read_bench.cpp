@@ -90,20 +90,28 @@ double median_seconds(int reps, const std::function<void()>& run) {
   return bench::median(t);
 }
 
-int bench_layout(const std::filesystem::path& dir, const std::string& layout, int reps,
-                 const std::vector<float>& values, const std::string& only) {
+// The benchmark's array in `layout`, written afresh in `dir` from `values`.
+Array write_array(const std::filesystem::path& dir, const std::string& layout, const std::vector<float>& values) {
   const Shape shape = {256, 1024, 1024};
   const ArraySpec spec = layout_spec(layout, shape);
   std::filesystem::remove_all(dir);
   auto store = LocalStore::open(dir);
   Array array = Array::create(store, "", make_array_metadata(spec, CodecRegistry::builtin()));
-  const std::size_t n = values.size();
   array.write({}, NDView{reinterpret_cast<std::byte*>(const_cast<float*>(values.data())), shape,
                          NDView::c_strides(shape, 4), spec.dtype, MemoryKind::kHost});
+  return array;
+}
+
+int bench_layout(const std::filesystem::path& dir, const std::string& layout, int reps,
+                 const std::vector<float>& values, const std::string& only) {
+  Array array = write_array(dir, layout, values);
+  const Shape shape = array.shape();
+  const DataType dtype = array.dtype();
+  const std::size_t n = values.size();
   const double logical = static_cast<double>(n) * 4;
   const double ratio = logical / static_cast<double>(array.storage_info().bytes_stored);
   Buffer device = Buffer::allocate(n * 4, device_allocator());
-  NDView out{device.data(), shape, NDView::c_strides(shape, 4), spec.dtype, MemoryKind::kDevice};
+  NDView out{device.data(), shape, NDView::c_strides(shape, 4), dtype, MemoryKind::kDevice};
   const std::vector<Path> paths = {
       {"host decode, then copy (default)", [](Config&) {}},
       {"zarrkit's deflate kernel", [](Config& c) { c.gpu.deflate_kernels = true; }},
@@ -168,13 +176,8 @@ int bench_layout(const std::filesystem::path& dir, const std::string& layout, in
 // Reads of 1 to 2048 chunks of the 512 KiB layout (boxes of whole chunks from the origin),
 // the default host path against the kernel: where the kernel starts to pay.
 int sweep_read_sizes(const std::filesystem::path& dir, int reps, const std::vector<float>& values) {
-  const Shape shape = {256, 1024, 1024};
-  const ArraySpec spec = layout_spec("512k", shape);
-  std::filesystem::remove_all(dir);
-  auto store = LocalStore::open(dir);
-  Array array = Array::create(store, "", make_array_metadata(spec, CodecRegistry::builtin()));
-  array.write({}, NDView{reinterpret_cast<std::byte*>(const_cast<float*>(values.data())), shape,
-                         NDView::c_strides(shape, 4), spec.dtype, MemoryKind::kHost});
+  Array array = write_array(dir, "512k", values);
+  const DataType dtype = array.dtype();
   Buffer device = Buffer::allocate(values.size() * 4, device_allocator());
   fmt::print("\nread sizes, chunks 8x128x128 (512 KiB), gzip level 1: median ms per read\n"
              "| chunks read | host decode, then copy | zarrkit's deflate kernel | kernel / host time |\n|---|---|---|---|\n");
@@ -185,7 +188,7 @@ int sweep_read_sizes(const std::filesystem::path& dir, int reps, const std::vect
                        static_cast<std::uint64_t>(b[2] * 128)};
     const Selection sel = {Slice{0, static_cast<std::int64_t>(box[0])}, Slice{0, static_cast<std::int64_t>(box[1])},
                            Slice{0, static_cast<std::int64_t>(box[2])}};
-    NDView out{device.data(), box, NDView::c_strides(box, 4), spec.dtype, MemoryKind::kDevice};
+    NDView out{device.data(), box, NDView::c_strides(box, 4), dtype, MemoryKind::kDevice};
     double ms[2];
     for (int k = 0; k < 2; ++k) {
       ScopedConfig scoped([k](Config& c) { c.gpu.deflate_kernels = k == 1; });

@@ -542,18 +542,18 @@ DEFLATE_HD std::int32_t warp_huffman_block(Warp& w, BitReader& br, std::uint8_t*
     for (std::uint32_t pass = 0; pass < total; pass += kWarpLanes * kRoundBytesPerLane) {
       std::uint32_t value[kRoundBytesPerLane];
       std::int32_t back[kRoundBytesPerLane];
-DEFLATE_UNROLL
+      DEFLATE_UNROLL
       for (std::uint32_t i = 0; i < kRoundBytesPerLane; ++i) {
         const std::uint32_t q = pass + i * kWarpLanes + lane;
         value[i] = 0;
         back[i] = 0;
         if (q < total) trace_round_byte(m, n, q, &value[i], &back[i]);
       }
-DEFLATE_UNROLL
+      DEFLATE_UNROLL
       for (std::uint32_t i = 0; i < kRoundBytesPerLane; ++i) {
         if (back[i] < 0) value[i] = round[back[i]];  // written by an earlier round
       }
-DEFLATE_UNROLL
+      DEFLATE_UNROLL
       for (std::uint32_t i = 0; i < kRoundBytesPerLane; ++i) {
         const std::uint32_t q = pass + i * kWarpLanes + lane;
         if (q < total) round[q] = static_cast<std::uint8_t>(value[i]);

@@ -8,9 +8,8 @@
 // shfl_xor(u32, mask); load_shared(const u8*) (a byte other warps may have written during
 // the stage); fetch_add(u32*, u32), load_progress(u32*) (relaxed), acquire() (after the
 // progress a wait wanted) and publish_progress(u32*, u32) (lane 0 only: the counter and the
-// blocks' progress);
-// failed(const i32*) and fail(i32*, code) (a chunk's status); pause(waited) (the waited-th
-// pause of one wait).
+// blocks' progress); failed(const i32*) and fail(i32*, code) (a chunk's status);
+// pause(waited) (the waited-th pause of one wait).
 #pragma once
 
 #include <cstdint>
