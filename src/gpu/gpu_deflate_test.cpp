@@ -178,6 +178,13 @@ void fill(Array& array, std::uint64_t seed) {
 json gzip(int level) { return {{"name", "gzip"}, {"configuration", {{"level", level}}}}; }
 json zlib(int level) { return {{"name", "numcodecs.zlib"}, {"configuration", {{"level", level}}}}; }
 
+// Blosc with the inner codec of this file's kernels: its blocks decode through them.
+json blosc(const std::string& cname, const std::string& shuffle, int blocksize, int clevel = 5) {
+  return {{"name", "blosc"},
+          {"configuration",
+           {{"cname", cname}, {"clevel", clevel}, {"shuffle", shuffle}, {"typesize", 4}, {"blocksize", blocksize}}}};
+}
+
 TEST(GpuDeflateKernels, ReadsEqualTheCpuAndUseTheKernels) {
   REQUIRE_GPU();
   DeflateKernelsOn on;
@@ -193,6 +200,9 @@ TEST(GpuDeflateKernels, ReadsEqualTheCpuAndUseTheKernels) {
                       {{"chunk_shape", json::array({32, 64})},
                        {"codecs", json::array({kLittle, gzip(3)})},
                        {"index_codecs", json::array({kLittle, {{"name", "crc32c"}}})}}}}})},
+      {"blosc zlib shuffle", json::array({kLittle, blosc("zlib", "shuffle", 0)})},
+      {"blosc zlib bitshuffle, blocks of 10000", json::array({kLittle, blosc("zlib", "bitshuffle", 10000)})},
+      {"blosc zlib noshuffle, clevel 1", json::array({kLittle, blosc("zlib", "noshuffle", 0, 1)})},
   };
   std::mt19937_64 rng(5);
   for (const auto& [name, codecs] : chains) {

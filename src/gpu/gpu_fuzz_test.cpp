@@ -1,6 +1,7 @@
 // Mutation fuzzing of the device decoders: arrays of every chain the device decodes (LZ4 and
 // numcodecs.lz4, blosc-lz4 and blosc-blosclz with their shuffles, crc32c, zstd through
-// zarrkit's kernels, gzip and zlib through its deflate kernel, sharded inner chunks) have
+// zarrkit's kernels, gzip and zlib through its deflate kernel, blosc with zstd or zlib inside
+// through the same kernels, sharded inner chunks) have
 // chunks damaged at random (bit flips anywhere, headers included, bytes dropped or
 // inserted, cuts, garbage tails) and are read into device
 // memory beside the same read on the CPU. The GPU may never decode a damaged chunk to values
@@ -60,6 +61,8 @@ std::vector<FuzzChain> fuzz_chains() {
       {"zstd checksum", json::array({little, zstd_checked})},
       {"gzip", json::array({little, {{"name", "gzip"}, {"configuration", {{"level", 5}}}}})},
       {"zlib", json::array({little, {{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}})},
+      {"blosc-zstd shuffle", json::array({little, blosc("zstd", "shuffle")})},
+      {"blosc-zlib bitshuffle", json::array({little, blosc("zlib", "bitshuffle")})},
       {"sharding lz4",
        json::array({{{"name", "sharding_indexed"},
                      {"configuration",

@@ -185,6 +185,13 @@ json zstd(int level, bool checksum) {
   return {{"name", "zstd"}, {"configuration", c}};
 }
 
+// Blosc with the inner codec of this file's kernels: its blocks decode through them.
+json blosc(const std::string& cname, const std::string& shuffle, int blocksize, int clevel = 5) {
+  return {{"name", "blosc"},
+          {"configuration",
+           {{"cname", cname}, {"clevel", clevel}, {"shuffle", shuffle}, {"typesize", 4}, {"blocksize", blocksize}}}};
+}
+
 TEST(GpuZstdKernels, ReadsEqualTheCpuAndUseTheKernels) {
   REQUIRE_GPU();
   ZstdKernelsOn on;
@@ -198,6 +205,15 @@ TEST(GpuZstdKernels, ReadsEqualTheCpuAndUseTheKernels) {
                      {"configuration",
                       {{"chunk_shape", json::array({32, 64})},
                        {"codecs", json::array({kLittle, zstd(3, false)})},
+                       {"index_codecs", json::array({kLittle, {{"name", "crc32c"}}})}}}}})},
+      {"blosc zstd shuffle", json::array({kLittle, blosc("zstd", "shuffle", 0)})},
+      {"blosc zstd bitshuffle, blocks of 10000", json::array({kLittle, blosc("zstd", "bitshuffle", 10000)})},
+      {"blosc zstd noshuffle, blocks of 4096", json::array({kLittle, blosc("zstd", "noshuffle", 4096)})},
+      {"sharded blosc zstd",
+       json::array({{{"name", "sharding_indexed"},
+                     {"configuration",
+                      {{"chunk_shape", json::array({32, 64})},
+                       {"codecs", json::array({kLittle, blosc("zstd", "shuffle", 0)})},
                        {"index_codecs", json::array({kLittle, {{"name", "crc32c"}}})}}}}})},
   };
   std::mt19937_64 rng(5);

@@ -143,9 +143,9 @@ grep -E "rc [0-9]+|ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/
 timeout 240 "$work/bin/zarrkit_deflate_bench" --total-mib 1024 --reps 6 --json "$out/deflate_bench.json" ${DEFLATE_BENCH_ARGS:-}
 echo "deflate bench rc $?"
 # Whole gzip reads into device memory through the engine, by each decode path.
-if [[ -x $work/bin/zarrkit_deflate_read_bench ]]; then
-  timeout 300 "$work/bin/zarrkit_deflate_read_bench" --dir "$work/deflate-read" ${DEFLATE_READ_ARGS:-}
-  echo "deflate read bench rc $?"
+if [[ -x $work/bin/zarrkit_codec_read_bench ]]; then
+  timeout 300 "$work/bin/zarrkit_codec_read_bench" --codec gzip --dir "$work/deflate-read" ${DEFLATE_READ_ARGS:-}
+  echo "gzip read bench rc $?"
 fi
 fi
 

@@ -2,7 +2,7 @@
 # Packs one GPU-machine session (tools/gpu_bench/device_session.sh) into a folder that
 # travels with the working tree (at most 64 MiB with it), default build/gpu-carry:
 #   bundle.tar.gz      gpu_tests, zarrkit_gpu_bench, zarrkit_gpu_write_bench, zarrkit_s7_bench,
-#                      zarrkit_zstd_bench, zarrkit_deflate_bench, zarrkit_deflate_read_bench, their
+#                      zarrkit_zstd_bench, zarrkit_deflate_bench, zarrkit_codec_read_bench, their
 #                      shared libraries,
 #                      the Python package with its extension (cp312, built with CUDA) and the
 #                      interop corpus
@@ -31,7 +31,7 @@ rm -rf "$carry"
 mkdir -p "$carry/wheels" "$stage/bin" "$stage/lib" "$stage/py/zarrkit"
 # PACK_BINS: the programs to carry (a kernel-only session: "gpu_tests zarrkit_deflate_bench");
 # PACK_PYTHON=0 leaves the Python package out (then the tree needs no Python 3.12 build).
-read -r -a bins <<<"${PACK_BINS:-gpu_tests zarrkit_gpu_bench zarrkit_gpu_write_bench zarrkit_s7_bench zarrkit_zstd_bench zarrkit_deflate_bench zarrkit_deflate_read_bench}"
+read -r -a bins <<<"${PACK_BINS:-gpu_tests zarrkit_gpu_bench zarrkit_gpu_write_bench zarrkit_s7_bench zarrkit_zstd_bench zarrkit_deflate_bench zarrkit_codec_read_bench}"
 for b in "${bins[@]}"; do strip -o "$stage/bin/$b" "$tree/$b"; done
 ext=()
 if [[ ${PACK_PYTHON:-1} != 0 ]]; then

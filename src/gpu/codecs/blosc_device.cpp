@@ -2,10 +2,16 @@
 
 #include <blosc.h>
 
+#include <limits>
+
 #include "codecs/blosc.h"
+#include "gpu/batch_support.h"
+#include "gpu/codecs/inner_streams.h"
 #include "gpu/codecs/lz4_streams.h"
 #include "gpu/codecs/register.h"
+#include "gpu/cuda_check.h"
 #include "gpu/device_codec.h"
+#include "gpu/device_settings.h"
 #include "gpu/write_steps.h"
 
 namespace zarrkit::gpu {
@@ -18,6 +24,56 @@ std::uint32_t load_le32(const std::byte* p) {
 std::int64_t load_le32_signed(const std::byte* p) { return static_cast<std::int32_t>(load_le32(p)); }
 
 bool within(std::uint64_t size, SizeBound bound) { return bound.exact ? size == bound.bytes : size <= bound.bytes; }
+
+// Blocks whose streams the zstd or deflate kernels decoded into the chunk's slot: after
+// those kernels, the decode area is copied to a scratch laid out like it, and the blocks
+// unshuffle from there back into the slots (the unshuffle cannot run in place). The copy
+// moves each byte once more at device bandwidth, far above what the inner codecs decode.
+class UnshuffleInPlaceWork final : public BatchWork {
+ public:
+  void add(std::uint32_t chunk, BlockJob job) {
+    job.chunk = chunk;
+    blocks_.push_back(job);
+  }
+
+  Phase phase() const override { return kAfterDecompress; }
+  bool empty() const override { return blocks_.empty(); }
+  void clear() override { blocks_.clear(); }
+  std::unique_ptr<BatchWork> make_empty() const override { return std::make_unique<UnshuffleInPlaceWork>(); }
+  void absorb(BatchWork& other) override {
+    auto& o = static_cast<UnshuffleInPlaceWork&>(other);
+    blocks_.insert(blocks_.end(), o.blocks_.begin(), o.blocks_.end());
+    o.clear();
+  }
+
+  void write_tables(const BatchAddresses& a, TableWriter& tables) override {
+    if (blocks_.size() > std::numeric_limits<std::uint32_t>::max()) {
+      fail_resource("a batch needs more blosc blocks than one launch takes");
+    }
+    for (BlockJob& b : blocks_) b.offset += (*a.slot_index)[b.chunk] * a.slot_bytes;
+    area_bytes_ = a.slots_used * a.slot_bytes;
+    scratch_.ensure(area_bytes_, a.stream, "allocating device scratch memory");
+    at_blocks_ = tables.append(blocks_);
+  }
+
+  void launch(const BatchAddresses& a, const std::byte* tables) override {
+    check_cuda(cudaMemcpyAsync(scratch_.ptr, a.slots, area_bytes_, cudaMemcpyDeviceToDevice, a.stream),
+               "copying decoded blosc blocks to the unshuffle scratch");
+    check_cuda(launch_unshuffle_blocks(reinterpret_cast<const BlockJob*>(tables + at_blocks_),
+                                       static_cast<std::uint32_t>(blocks_.size()),
+                                       reinterpret_cast<const std::uint8_t*>(scratch_.ptr), a.slots, a.status,
+                                       a.stream),
+               "launching the unshuffle kernel");
+  }
+
+  void release(cudaStream_t stream) override { scratch_.release(stream); }
+
+ private:
+  std::vector<BlockJob> blocks_;
+  std::uint64_t area_bytes_ = 0;
+  std::uint64_t at_blocks_ = 0;
+  DeviceBuffer scratch_;
+};
 
 class BloscDevice final : public DeviceBytesCodec, public DeviceEncoderStep {
  public:
@@ -62,7 +118,8 @@ class BloscDevice final : public DeviceBytesCodec, public DeviceEncoderStep {
 
 }  // namespace
 
-std::optional<BloscJobs> plan_blosc_chunk(ByteView bytes, SizeBound expected, std::uint32_t copy_piece) {
+std::optional<BloscJobs> plan_blosc_chunk(ByteView bytes, SizeBound expected, std::uint32_t copy_piece,
+                                          bool zstd_and_zlib) {
   if (bytes.size() < BLOSC_MIN_HEADER_LENGTH || copy_piece == 0) return std::nullopt;
   const std::byte* h = bytes.data();
   const unsigned version = static_cast<unsigned>(h[0]);
@@ -97,7 +154,7 @@ std::optional<BloscJobs> plan_blosc_chunk(ByteView bytes, SizeBound expected, st
     }
     return jobs;
   }
-  StreamCodec codec;
+  StreamCodec codec = StreamCodec::kCopy;  // for the LZ4 family
   switch ((flags & 0xE0u) >> 5) {
     case BLOSC_BLOSCLZ_FORMAT:
       if (version_lz != BLOSC_BLOSCLZ_VERSION_FORMAT) return std::nullopt;
@@ -107,9 +164,18 @@ std::optional<BloscJobs> plan_blosc_chunk(ByteView bytes, SizeBound expected, st
       if (version_lz != BLOSC_LZ4_VERSION_FORMAT) return std::nullopt;
       codec = StreamCodec::kLz4;
       break;
+    case BLOSC_ZSTD_FORMAT:
+      if (!zstd_and_zlib || version_lz != BLOSC_ZSTD_VERSION_FORMAT) return std::nullopt;
+      jobs.inner = BloscInner::kZstd;
+      break;
+    case BLOSC_ZLIB_FORMAT:
+      if (!zstd_and_zlib || version_lz != BLOSC_ZLIB_VERSION_FORMAT) return std::nullopt;
+      jobs.inner = BloscInner::kZlib;
+      break;
     default:
-      return std::nullopt;  // snappy, zlib, zstd: the CPU decodes them
+      return std::nullopt;  // snappy: the CPU decodes it
   }
+  const bool lz4_family = jobs.inner == BloscInner::kLz4Family;
   if (nblocks > (cbytes - 16) / 4) return std::nullopt;
   const bool dont_split = (flags & 0x10u) != 0;
   for (std::int64_t j = 0; j < nblocks; ++j) {
@@ -128,14 +194,16 @@ std::optional<BloscJobs> plan_blosc_chunk(ByteView bytes, SizeBound expected, st
       const std::int64_t csize = load_le32_signed(h + src);
       src += 4;
       if (csize < 0 || csize > cbytes - src) return std::nullopt;
+      // A stream as long as its decoded bytes is stored raw (c-blosc's rule for any codec).
+      const bool stored = csize == neblock;
       StreamJob job{static_cast<std::uint64_t>(src),
                     static_cast<std::uint64_t>(j * blocksize + s * neblock),
                     static_cast<std::uint32_t>(csize),
                     static_cast<std::uint32_t>(neblock),
                     0,
-                    csize == neblock ? StreamCodec::kCopy : codec,
-                    static_cast<std::uint8_t>(shuffled ? 1 : 0)};
-      jobs.streams.push_back(job);
+                    stored ? StreamCodec::kCopy : codec,
+                    static_cast<std::uint8_t>(shuffled && lz4_family ? 1 : 0)};
+      (stored || lz4_family ? jobs.streams : jobs.inner_streams).push_back(job);
       src += csize;
     }
     if (shuffled) {

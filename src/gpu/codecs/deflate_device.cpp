@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "gpu/batch_support.h"
+#include "gpu/codecs/inner_streams.h"
 #include "gpu/codecs/nvcomp_device.h"
 #include "gpu/codecs/register.h"
 #include "gpu/cuda_check.h"
@@ -18,10 +19,12 @@ namespace zarrkit::gpu {
 
 namespace {
 
+// Deflate inputs of a batch: whole chunks, or streams inside one (blosc's), each decoding
+// into its part of its chunk's slot. The parts of one chunk share its status.
 class DeflateWork final : public BatchWork {
  public:
-  void add(std::uint32_t chunk, const ChunkBytes& input, std::uint32_t output_size, deflate::Format format) {
-    chunks_.push_back({chunk, input, output_size, format});
+  void add(std::uint32_t chunk, const ChunkBytes& input, const ChunkBytes& output, deflate::Format format) {
+    chunks_.push_back({chunk, input, output, format});
   }
 
   Phase phase() const override { return kDecompress; }
@@ -40,9 +43,9 @@ class DeflateWork final : public BatchWork {
     for (const Entry& e : chunks_) {
       deflate::DeflateChunkJob j{};
       j.input = a.address(e.chunk, e.input);
-      j.output = a.address(e.chunk, ChunkBytes{ChunkBytes::Area::kSlot, 0, e.output_size});
+      j.output = a.address(e.chunk, e.output);
       j.input_size = static_cast<std::uint32_t>(e.input.size);
-      j.output_size = e.output_size;
+      j.output_size = static_cast<std::uint32_t>(e.output.size);
       j.status = e.chunk;
       j.format = e.format;
       jobs.push_back(j);
@@ -56,14 +59,16 @@ class DeflateWork final : public BatchWork {
     l.status = a.status;
     l.chunk_count = static_cast<std::uint32_t>(chunks_.size());
     check_cuda(launch_deflate_decode(l, a.stream), "launching the deflate kernel");
-    read_stats().chunks_decoded_by_deflate_kernels.fetch_add(chunks_.size());
+    std::uint64_t distinct = 0;  // a chunk's entries are consecutive: batches absorb in order
+    for (std::size_t i = 0; i < chunks_.size(); ++i) distinct += i == 0 || chunks_[i].chunk != chunks_[i - 1].chunk;
+    read_stats().chunks_decoded_by_deflate_kernels.fetch_add(distinct);
   }
 
  private:
   struct Entry {
     std::uint32_t chunk;
     ChunkBytes input;
-    std::uint32_t output_size;
+    ChunkBytes output;  // in the slot
     deflate::Format format;
   };
   std::vector<Entry> chunks_;
@@ -94,8 +99,8 @@ class DeflateDevice final : public DeviceBytesCodec {
     if (!own(context)) return nvcomp_ ? nvcomp_->plan(chunk, context) : std::nullopt;
     if (chunk.device.area != ChunkBytes::Area::kInput) return std::nullopt;
     if (!deflate::plan_deflate_chunk(chunk.host.size(), context.chunk_bytes)) return std::nullopt;
-    chunk.works.get<DeflateWork>().add(chunk.chunk, chunk.device, static_cast<std::uint32_t>(context.chunk_bytes),
-                                       format_);
+    chunk.works.get<DeflateWork>().add(chunk.chunk, chunk.device,
+                                       ChunkBytes{ChunkBytes::Area::kSlot, 0, context.chunk_bytes}, format_);
     return ChunkBytes{ChunkBytes::Area::kSlot, 0, context.chunk_bytes};
   }
 
@@ -111,6 +116,20 @@ class DeflateDevice final : public DeviceBytesCodec {
 };
 
 }  // namespace
+
+bool add_zlib_streams(const ChunkStagePlan& chunk, const std::vector<StreamJob>& streams) {
+  if (chunk.device.area != ChunkBytes::Area::kInput) return false;
+  for (const StreamJob& s : streams) {
+    if (s.src > chunk.host.size() || s.src_size > chunk.host.size() - s.src) return false;
+    if (!deflate::plan_deflate_chunk(s.src_size, s.dst_size)) return false;
+  }
+  auto& work = chunk.works.get<DeflateWork>();
+  for (const StreamJob& s : streams) {
+    work.add(chunk.chunk, ChunkBytes{ChunkBytes::Area::kInput, chunk.device.offset + s.src, s.src_size},
+             ChunkBytes{ChunkBytes::Area::kSlot, s.dst, s.dst_size}, deflate::kZlib);
+  }
+  return true;
+}
 
 void register_deflate_device_codecs(const CodecRegistry& registry) {
   auto gzip = [](const std::shared_ptr<const Codec>&) -> std::shared_ptr<const DeviceCodec> {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "gpu/batch_support.h"
+#include "gpu/codecs/inner_streams.h"
 #include "gpu/codecs/nvcomp_device.h"
 #include "gpu/codecs/register.h"
 #include "gpu/cuda_check.h"
@@ -19,11 +20,13 @@ namespace zarrkit::gpu {
 
 namespace {
 
+// Zstd inputs of a batch: whole chunks, or frames inside one (blosc's streams), each
+// decoding into its part of its chunk's slot. The parts of one chunk share its status.
 class ZstdWork final : public BatchWork {
  public:
-  void add(std::uint32_t chunk, const ChunkBytes& input, ZstdPlannedChunk planned) {
+  void add(std::uint32_t chunk, const ChunkBytes& input, const ChunkBytes& output, ZstdPlannedChunk planned) {
     planned.status = chunk;
-    chunks_.push_back({input, std::move(planned)});
+    chunks_.push_back({input, output, std::move(planned)});
   }
 
   Phase phase() const override { return kDecompress; }
@@ -42,7 +45,7 @@ class ZstdWork final : public BatchWork {
     for (const Entry& e : chunks_) {
       planned.push_back(&e.planned);
       inputs.push_back(a.address(e.planned.status, e.input));
-      outputs.push_back(a.address(e.planned.status, ChunkBytes{ChunkBytes::Area::kSlot, 0, e.planned.output_size}));
+      outputs.push_back(a.address(e.planned.status, e.output));
     }
     scratch_.ensure(zstd_scratch_bytes(planned), a.stream, "allocating device memory for zstd decoding");
     if (!build_zstd_tables(planned, inputs, outputs, reinterpret_cast<std::uint64_t>(scratch_.ptr), tables_)) {
@@ -59,7 +62,7 @@ class ZstdWork final : public BatchWork {
                                      reinterpret_cast<const zstd::BlockJob*>(tables + at_blocks_),
                                      reinterpret_cast<std::uint64_t>(scratch_.ptr), a.status);
     check_cuda(launch_zstd_decode(l, a.stream), "launching the zstd kernels");
-    read_stats().chunks_decoded_by_zstd_kernels.fetch_add(chunks_.size());
+    read_stats().chunks_decoded_by_zstd_kernels.fetch_add(distinct_chunks());
   }
 
   void release(cudaStream_t stream) override { scratch_.release(stream); }
@@ -67,8 +70,17 @@ class ZstdWork final : public BatchWork {
  private:
   struct Entry {
     ChunkBytes input;
+    ChunkBytes output;  // in the slot
     ZstdPlannedChunk planned;
   };
+  // The chunks of the entries (a chunk's entries are consecutive: batches absorb in order).
+  std::uint64_t distinct_chunks() const {
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < chunks_.size(); ++i) {
+      n += i == 0 || chunks_[i].planned.status != chunks_[i - 1].planned.status;
+    }
+    return n;
+  }
   std::vector<Entry> chunks_;
   ZstdTables tables_;
   std::uint64_t at_chunks_ = 0, at_frames_ = 0, at_blocks_ = 0;
@@ -100,7 +112,8 @@ class ZstdDevice final : public DeviceBytesCodec {
     ZstdPlannedChunk planned;
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(chunk.host.data());
     if (!plan_zstd_chunk(bytes, chunk.host.size(), context.chunk_bytes, planned)) return std::nullopt;
-    chunk.works.get<ZstdWork>().add(chunk.chunk, chunk.device, std::move(planned));
+    chunk.works.get<ZstdWork>().add(chunk.chunk, chunk.device,
+                                    ChunkBytes{ChunkBytes::Area::kSlot, 0, context.chunk_bytes}, std::move(planned));
     return ChunkBytes{ChunkBytes::Area::kSlot, 0, context.chunk_bytes};
   }
 
@@ -115,6 +128,24 @@ class ZstdDevice final : public DeviceBytesCodec {
 };
 
 }  // namespace
+
+bool add_zstd_streams(const ChunkStagePlan& chunk, const std::vector<StreamJob>& streams) {
+  if (chunk.device.area != ChunkBytes::Area::kInput) return false;
+  std::vector<ZstdPlannedChunk> planned(streams.size());
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    const StreamJob& s = streams[i];
+    if (s.src > chunk.host.size() || s.src_size > chunk.host.size() - s.src) return false;
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(chunk.host.data()) + s.src;
+    if (!plan_zstd_chunk(bytes, s.src_size, s.dst_size, planned[i])) return false;
+  }
+  auto& work = chunk.works.get<ZstdWork>();
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    const StreamJob& s = streams[i];
+    work.add(chunk.chunk, ChunkBytes{ChunkBytes::Area::kInput, chunk.device.offset + s.src, s.src_size},
+             ChunkBytes{ChunkBytes::Area::kSlot, s.dst, s.dst_size}, std::move(planned[i]));
+  }
+  return true;
+}
 
 void register_zstd_device_codec(const CodecRegistry& registry) {
   auto zstd = [](const std::shared_ptr<const Codec>&) -> std::shared_ptr<const DeviceCodec> {

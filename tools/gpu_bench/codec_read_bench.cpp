@@ -1,17 +1,21 @@
-// zarrkit_deflate_read_bench: whole reads of gzip arrays into device memory (scenario S6 of
-// BENCHMARKS.md for gzip), through the engine, by each way it can decode them:
+// zarrkit_codec_read_bench: whole reads of compressed arrays into device memory (scenario S6
+// of BENCHMARKS.md), through the engine, by each way it can decode them:
 //   host        the default: chunks decoded by the host codec, then copied to the device
-//   kernel      Config::gpu.deflate_kernels: zarrkit's deflate kernel on the device
-//   nvCOMP      Config::gpu.nvcomp_decode: nvCOMP's batched gzip (when libnvcomp loads)
+//   kernels     Config::gpu.deflate_kernels or zstd_kernels (the codec's, or blosc's inner
+//               codec's): zarrkit's own kernels on the device
+//   nvCOMP      Config::gpu.nvcomp_decode: nvCOMP's batched gzip or zstd (when libnvcomp
+//               loads; it has no blosc)
 //   CPU + copy  Array::read into host memory, then one cudaMemcpy
 //
-//   zarrkit_deflate_read_bench [--dir DIR] [--reps 5] [--layouts 16m,512k,sharded] [--paths TEXT] [--sweep]
+//   zarrkit_codec_read_bench [--codec gzip] [--dir DIR] [--reps 5] [--layouts 16m,2m,512k,sharded]
+//                            [--paths TEXT] [--sweep]
 //
-// --paths: only the paths whose name contains TEXT (e.g. "kernel", for a profiler).
-// --sweep: instead, reads of 1 to 2048 chunks (512 KiB layout), host path against kernel.
+// --codec: gzip (level 1), zstd (level 3), blosc-zstd or blosc-zlib (clevel 5, byte shuffle).
+// --paths: only the paths whose name contains TEXT (e.g. "kernels", for a profiler).
+// --sweep: instead, reads of 1 to 2048 chunks (512 KiB layout), host path against kernels.
 //
-// Array: 256x1024x1024 float32 (1 GiB, family N), gzip level 1, on a local store with a
-// warm page cache; layouts: chunks 16x512x512 (16 MiB), chunks 8x128x128 (512 KiB), shards
+// Array: 256x1024x1024 float32 (1 GiB, family N) on a local store with a warm page cache;
+// layouts: chunks 16x512x512 (16 MiB), 8x256x256 (2 MiB), 8x128x128 (512 KiB), shards
 // 16x512x512 of 8x128x128 inner chunks. Every path's output is compared with the written
 // values before it is timed. Medians of the timed reads, logical GB/s.
 #include <cuda_runtime.h>
@@ -43,28 +47,53 @@ namespace {
 using namespace zarrkit;
 using Clock = std::chrono::steady_clock;
 
-nlohmann::json gzip_chain() {
-  return nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
-                                {{"name", "gzip"}, {"configuration", {{"level", 1}}}}});
+// The codec of the benchmark: its chain and the setting that switches zarrkit's kernels on.
+struct BenchCodec {
+  std::string name;
+  nlohmann::json compressor;
+  std::function<void(Config&)> kernels;
+  bool nvcomp = false;  // nvCOMP has a batched decoder for it
+};
+
+BenchCodec codec_named(const std::string& name) {
+  auto blosc = [](const char* cname) {
+    return nlohmann::json{
+        {"name", "blosc"},
+        {"configuration", {{"cname", cname}, {"clevel", 5}, {"shuffle", "shuffle"}, {"typesize", 4}, {"blocksize", 0}}}};
+  };
+  const auto deflate = [](Config& c) { c.gpu.deflate_kernels = true; };
+  const auto zstd = [](Config& c) { c.gpu.zstd_kernels = true; };
+  if (name == "gzip") return {"gzip level 1", {{"name", "gzip"}, {"configuration", {{"level", 1}}}}, deflate, true};
+  if (name == "zstd") return {"zstd level 3", {{"name", "zstd"}, {"configuration", {{"level", 3}}}}, zstd, true};
+  if (name == "blosc-zstd") return {"blosc zstd clevel 5, shuffle", blosc("zstd"), zstd, false};
+  if (name == "blosc-zlib") return {"blosc zlib clevel 5, shuffle", blosc("zlib"), deflate, false};
+  throw std::invalid_argument("unknown codec " + name);
 }
 
-ArraySpec layout_spec(const std::string& layout, const Shape& shape) {
+nlohmann::json chain(const BenchCodec& codec) {
+  return nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}, codec.compressor});
+}
+
+ArraySpec layout_spec(const std::string& layout, const Shape& shape, const BenchCodec& codec) {
   ArraySpec spec;
   spec.shape = shape;
   spec.dtype = DataType::float_(32);
   if (layout == "16m") {
     spec.chunks = {16, 512, 512};
-    spec.codecs = gzip_chain();
+    spec.codecs = chain(codec);
+  } else if (layout == "2m") {
+    spec.chunks = {8, 256, 256};
+    spec.codecs = chain(codec);
   } else if (layout == "512k") {
     spec.chunks = {8, 128, 128};
-    spec.codecs = gzip_chain();
+    spec.codecs = chain(codec);
   } else if (layout == "sharded") {
     spec.chunks = {16, 512, 512};
     spec.codecs = nlohmann::json::array(
         {{{"name", "sharding_indexed"},
           {"configuration",
            {{"chunk_shape", {8, 128, 128}},
-            {"codecs", gzip_chain()},
+            {"codecs", chain(codec)},
             {"index_codecs",
              nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
                                     {{"name", "crc32c"}}})}}}}});
@@ -91,9 +120,10 @@ double median_seconds(int reps, const std::function<void()>& run) {
 }
 
 // The benchmark's array in `layout`, written afresh in `dir` from `values`.
-Array write_array(const std::filesystem::path& dir, const std::string& layout, const std::vector<float>& values) {
+Array write_array(const std::filesystem::path& dir, const std::string& layout, const BenchCodec& codec,
+                  const std::vector<float>& values) {
   const Shape shape = {256, 1024, 1024};
-  const ArraySpec spec = layout_spec(layout, shape);
+  const ArraySpec spec = layout_spec(layout, shape, codec);
   std::filesystem::remove_all(dir);
   auto store = LocalStore::open(dir);
   Array array = Array::create(store, "", make_array_metadata(spec, CodecRegistry::builtin()));
@@ -102,9 +132,16 @@ Array write_array(const std::filesystem::path& dir, const std::string& layout, c
   return array;
 }
 
-int bench_layout(const std::filesystem::path& dir, const std::string& layout, int reps,
+const char* layout_name(const std::string& layout) {
+  if (layout == "16m") return "chunks 16x512x512 (16 MiB)";
+  if (layout == "2m") return "chunks 8x256x256 (2 MiB)";
+  if (layout == "512k") return "chunks 8x128x128 (512 KiB)";
+  return "shards 16x512x512 of 8x128x128 inner chunks (512 KiB)";
+}
+
+int bench_layout(const std::filesystem::path& dir, const std::string& layout, const BenchCodec& codec, int reps,
                  const std::vector<float>& values, const std::string& only) {
-  Array array = write_array(dir, layout, values);
+  Array array = write_array(dir, layout, codec, values);
   const Shape shape = array.shape();
   const DataType dtype = array.dtype();
   const std::size_t n = values.size();
@@ -112,25 +149,22 @@ int bench_layout(const std::filesystem::path& dir, const std::string& layout, in
   const double ratio = logical / static_cast<double>(array.storage_info().bytes_stored);
   Buffer device = Buffer::allocate(n * 4, device_allocator());
   NDView out{device.data(), shape, NDView::c_strides(shape, 4), dtype, MemoryKind::kDevice};
-  const std::vector<Path> paths = {
+  std::vector<Path> paths = {
       {"host decode, then copy (default)", [](Config&) {}},
-      {"zarrkit's deflate kernel", [](Config& c) { c.gpu.deflate_kernels = true; }},
-      // One warp decodes a chunk: a batch of the default 256 MiB gives a launch few warps.
-      {"zarrkit's deflate kernel, 1 GiB batches",
-       [](Config& c) {
-         c.gpu.deflate_kernels = true;
+      {"zarrkit's kernels", codec.kernels},
+      // A warp decodes a stream: a batch of the default 256 MiB gives a launch few warps.
+      {"zarrkit's kernels, 1 GiB batches",
+       [&codec](Config& c) {
+         codec.kernels(c);
          c.gpu.batch_budget_bytes = std::uint64_t{1} << 30;
        }},
       {"host decode, then copy, 1 GiB batches", [](Config& c) { c.gpu.batch_budget_bytes = std::uint64_t{1} << 30; }},
-      {"nvCOMP gzip", [](Config& c) { c.gpu.nvcomp_decode = true; }},
       {"CPU read + cudaMemcpy", [](Config&) {}, true},
   };
-  fmt::print("\n{}: 256x1024x1024 float32 (family N), gzip level 1, ratio {:.2f}, local store, warm page cache, "
+  if (codec.nvcomp) paths.insert(paths.end() - 1, {"nvCOMP", [](Config& c) { c.gpu.nvcomp_decode = true; }});
+  fmt::print("\n{}: 256x1024x1024 float32 (family N), {}, ratio {:.2f}, local store, warm page cache, "
              "{} host threads\n",
-             layout == "16m" ? "chunks 16x512x512 (16 MiB)"
-             : layout == "512k" ? "chunks 8x128x128 (512 KiB)"
-                                : "shards 16x512x512 of 8x128x128 inner chunks (512 KiB)",
-             ratio, std::thread::hardware_concurrency());
+             layout_name(layout), codec.name, ratio, std::thread::hardware_concurrency());
   fmt::print("| path | median s | GB/s | chunks on GPU / CPU | host phase / GPU wait s per read | batches per read |\n"
              "|---|---|---|---|---|---|\n");
   int failures = 0;
@@ -174,13 +208,14 @@ int bench_layout(const std::filesystem::path& dir, const std::string& layout, in
 }  // namespace
 
 // Reads of 1 to 2048 chunks of the 512 KiB layout (boxes of whole chunks from the origin),
-// the default host path against the kernel: where the kernel starts to pay.
-int sweep_read_sizes(const std::filesystem::path& dir, int reps, const std::vector<float>& values) {
-  Array array = write_array(dir, "512k", values);
+// the default host path against the kernels: where the kernels start to pay.
+int sweep_read_sizes(const std::filesystem::path& dir, const BenchCodec& codec, int reps, const std::vector<float>& values) {
+  Array array = write_array(dir, "512k", codec, values);
   const DataType dtype = array.dtype();
   Buffer device = Buffer::allocate(values.size() * 4, device_allocator());
-  fmt::print("\nread sizes, chunks 8x128x128 (512 KiB), gzip level 1: median ms per read\n"
-             "| chunks read | host decode, then copy | zarrkit's deflate kernel | kernel / host time |\n|---|---|---|---|\n");
+  fmt::print("\nread sizes, chunks 8x128x128 (512 KiB), {}: median ms per read\n"
+             "| chunks read | host decode, then copy | zarrkit's kernels | kernels / host time |\n|---|---|---|---|\n",
+             codec.name);
   // (planes, rows, columns) of chunks: 1, 8, 64, 512, 2048 chunks.
   const std::vector<std::array<std::int64_t, 3>> boxes = {{1, 1, 1}, {1, 2, 4}, {1, 8, 8}, {8, 8, 8}, {32, 8, 8}};
   for (const auto& b : boxes) {
@@ -191,7 +226,9 @@ int sweep_read_sizes(const std::filesystem::path& dir, int reps, const std::vect
     NDView out{device.data(), box, NDView::c_strides(box, 4), dtype, MemoryKind::kDevice};
     double ms[2];
     for (int k = 0; k < 2; ++k) {
-      ScopedConfig scoped([k](Config& c) { c.gpu.deflate_kernels = k == 1; });
+      ScopedConfig scoped([&codec, k](Config& c) {
+        if (k == 1) codec.kernels(c);
+      });
       std::function<void()> read = [&] { array.read_into(sel, out); };
       read();  // warm-up
       ms[k] = median_seconds(reps, read) * 1e3;
@@ -203,14 +240,17 @@ int sweep_read_sizes(const std::filesystem::path& dir, int reps, const std::vect
 }
 
 int main(int argc, char** argv) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / "zarrkit_deflate_read_bench";
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "zarrkit_codec_read_bench";
   int reps = 5;
-  std::vector<std::string> layouts = {"16m", "512k", "sharded"};
+  std::string codec_name = "gzip";
+  std::vector<std::string> layouts = {"16m", "2m", "512k", "sharded"};
   std::string only;
   bool sweep = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--dir" && i + 1 < argc) {
+    if (a == "--codec" && i + 1 < argc) {
+      codec_name = argv[++i];
+    } else if (a == "--dir" && i + 1 < argc) {
       dir = argv[++i];
     } else if (a == "--reps" && i + 1 < argc) {
       reps = std::max(3, std::stoi(argv[++i]));
@@ -223,8 +263,8 @@ int main(int argc, char** argv) {
     } else if (a == "--sweep") {
       sweep = true;
     } else {
-      std::cerr << "usage: zarrkit_deflate_read_bench [--dir DIR] [--reps N] [--layouts 16m,512k,sharded] "
-                   "[--paths TEXT] [--sweep]\n";
+      std::cerr << "usage: zarrkit_codec_read_bench [--codec gzip|zstd|blosc-zstd|blosc-zlib] [--dir DIR] [--reps N] "
+                   "[--layouts 16m,2m,512k,sharded] [--paths TEXT] [--sweep]\n";
       return 1;
     }
   }
@@ -232,11 +272,12 @@ int main(int argc, char** argv) {
     std::cerr << "no CUDA device: " << gpu_unavailable_reason() << "\n";
     return 1;
   }
+  const BenchCodec codec = codec_named(codec_name);
   install_gpu_support();
   std::vector<float> values(std::size_t{256} * 1024 * 1024);
   bench::fill_family_n(values, 7);
-  if (sweep) return sweep_read_sizes(dir, reps, values);
+  if (sweep) return sweep_read_sizes(dir, codec, reps, values);
   int failures = 0;
-  for (const std::string& layout : layouts) failures += bench_layout(dir, layout, reps, values, only);
+  for (const std::string& layout : layouts) failures += bench_layout(dir, layout, codec, reps, values, only);
   return failures == 0 ? 0 : 3;
 }
