@@ -31,6 +31,11 @@ class ThreadPool;
 // staging ("compat"); see zarrkit/stores/gds_store.h.
 enum class GdsMode : std::uint8_t { kAuto, kCufile, kCompat };
 
+// Whether zarrkit's own GPU kernels decode a codec's chunks in reads into device memory:
+// never, where they beat the host's threads for the read at hand (its size, its chunks' size
+// and the host's threads, by the rule docs/gpu.md gives), or wherever they can.
+enum class KernelUse : std::uint8_t { kOff, kAuto, kOn };
+
 // The HTTP and S3 stores (zarrkit/stores/http_store.h, s3_store.h).
 struct RemoteConfig {
   // Requests in flight at once per transport (ZARRKIT_HTTP_CONCURRENCY). Object stores
@@ -105,16 +110,16 @@ struct GpuConfig {
   // undefined behaviour on corrupt input: for data one trusts (docs/gpu.md).
   bool nvcomp_decode = false;
   std::uint64_t nvcomp_min_chunks = 512;
-  // Decode zstd chunks with zarrkit's own GPU kernels (ZARRKIT_ZSTD_KERNELS), which check
-  // every read and write against the chunk's buffers: a corrupt chunk fails alone and is
-  // decoded again on the host, which reports its error. Takes precedence over nvcomp_decode
-  // for zstd. Off until the kernels have been measured on the GPU machine (docs/gpu.md).
-  bool zstd_kernels = false;
-  // Decode gzip and zlib chunks with zarrkit's own GPU kernels (ZARRKIT_DEFLATE_KERNELS), a
-  // warp per chunk, which check every read and write against the chunk's buffers as the zstd
-  // kernels do. Takes precedence over nvcomp_decode for gzip. Off until measured on the GPU
-  // machine (docs/gpu.md).
-  bool deflate_kernels = false;
+  // Decode zstd chunks, and blosc's zstd blocks, with zarrkit's own GPU kernels
+  // (ZARRKIT_ZSTD_KERNELS: auto, on or off), which check every read and write against the
+  // chunk's buffers: a corrupt chunk fails alone and is decoded again on the host, which
+  // reports its error. kOn takes precedence over nvcomp_decode for zstd; under kAuto an
+  // explicit nvcomp_decode wins.
+  KernelUse zstd_kernels = KernelUse::kAuto;
+  // Decode gzip and zlib chunks (a warp per chunk), and blosc's zlib blocks, with zarrkit's
+  // own GPU kernels (ZARRKIT_DEFLATE_KERNELS: auto, on or off), checked as the zstd kernels
+  // are; precedence over nvcomp_decode for gzip as for zstd.
+  KernelUse deflate_kernels = KernelUse::kAuto;
   // Arrays on a GdsStore whose chunks are stored as laid out (no codec but bytes and
   // transposes, not sharded) are read by the store straight into device memory rather
   // than through the pinned staging (ZARRKIT_GDS_DIRECT; off only to compare the paths).

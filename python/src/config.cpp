@@ -82,6 +82,7 @@ nb::object to_python(const T& value) {
 nb::object to_python(std::chrono::milliseconds value) { return nb::cast(static_cast<std::int64_t>(value.count())); }
 nb::object to_python(MemoryKind kind) { return nb::cast(std::string(memory_kind_to_name(kind))); }
 nb::object to_python(GdsMode mode) { return nb::cast(std::string(detail::gds_mode_name(mode))); }
+nb::object to_python(KernelUse use) { return nb::cast(std::string(detail::kernel_use_name(use))); }
 
 template <typename T>
 void from_python(nb::handle value, const char*, T& out) {
@@ -93,6 +94,14 @@ void from_python(nb::handle value, const char*, std::chrono::milliseconds& out) 
 void from_python(nb::handle value, const char*, MemoryKind& out) { out = memory_kind_from_name(nb::cast<std::string>(value)); }
 void from_python(nb::handle value, const char* key, GdsMode& out) {
   out = detail::parse_gds_mode(nb::cast<std::string>(value), key);
+}
+// True and False as well as "auto", "on" and "off".
+void from_python(nb::handle value, const char* key, KernelUse& out) {
+  if (nb::isinstance<bool>(value)) {
+    out = nb::cast<bool>(value) ? KernelUse::kOn : KernelUse::kOff;
+  } else {
+    out = detail::parse_kernel_use(nb::cast<std::string>(value), key);
+  }
 }
 
 template <typename T>

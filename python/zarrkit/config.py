@@ -26,7 +26,8 @@ remote.* : the HTTP and S3 stores
 gpu.* : reads into and writes from GPU memory
     ``gpu.batch_budget_bytes`` (256 MiB), ``gpu.pipeline_depth`` (4),
     ``gpu.nvcomp_decode`` (False), ``gpu.nvcomp_min_chunks`` (512), ``gpu.zstd_kernels``
-    (False), ``gpu.deflate_kernels`` (False), ``gpu.gds_direct``,
+    and ``gpu.deflate_kernels`` (``"auto"``: zarrkit's own GPU kernels where they beat the
+    host's threads; ``"on"``/True, ``"off"``/False), ``gpu.gds_direct``,
     ``gpu.gds_mode`` (``"auto"``, ``"cufile"``, ``"compat"``), ...
 cache.* : the decoded-chunk cache (off by default; docs/chunk-cache.md)
     ``cache.host_bytes``: decoded chunks the process keeps for later reads, one budget for
@@ -89,6 +90,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "memory": ("host", "pinned", "device"),
     "gpu.gds_mode": ("auto", "cufile", "compat"),
 }
+# Settings that take "auto", "on" or "off", or True ("on") and False ("off").
+_KERNEL_USES = ("gpu.zstd_kernels", "gpu.deflate_kernels")
 
 
 def defaults() -> dict[str, Any]:
@@ -105,7 +108,10 @@ def _check(name: str, value: Any) -> Any:
     if name not in known:
         raise _unknown(name)
     default = known[name]
-    if isinstance(default, bool):
+    if name in _KERNEL_USES:
+        if not isinstance(value, bool) and value not in ("auto", "on", "off"):
+            raise ValueError(f"{name} must be 'auto', 'on', 'off', True or False, got {value!r}")
+    elif isinstance(default, bool):
         if not isinstance(value, bool):
             raise ValueError(f"{name} must be True or False, got {value!r}")
     elif isinstance(default, int):

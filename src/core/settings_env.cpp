@@ -175,8 +175,10 @@ Config config_from_environment(const EnvironmentLookup& environment) {
   }
   if (auto v = env.boolean("ZARRKIT_NVCOMP_DECODE")) g.nvcomp_decode = *v;
   if (auto v = env.non_negative_integer("ZARRKIT_NVCOMP_MIN_CHUNKS")) g.nvcomp_min_chunks = std::max<std::uint64_t>(*v, 1);
-  if (auto v = env.boolean("ZARRKIT_ZSTD_KERNELS")) g.zstd_kernels = *v;
-  if (auto v = env.boolean("ZARRKIT_DEFLATE_KERNELS")) g.deflate_kernels = *v;
+  if (auto v = env.text("ZARRKIT_ZSTD_KERNELS")) g.zstd_kernels = detail::parse_kernel_use(*v, "ZARRKIT_ZSTD_KERNELS");
+  if (auto v = env.text("ZARRKIT_DEFLATE_KERNELS")) {
+    g.deflate_kernels = detail::parse_kernel_use(*v, "ZARRKIT_DEFLATE_KERNELS");
+  }
   if (auto v = env.boolean("ZARRKIT_GDS_DIRECT")) g.gds_direct = *v;
   if (auto v = env.text("ZARRKIT_GDS_MODE")) g.gds_mode = detail::parse_gds_mode(*v, "ZARRKIT_GDS_MODE");
   if (auto v = env.positive_size("ZARRKIT_GDS_THREADS")) g.gds_threads = to_size(std::min<std::uint64_t>(*v, 256));
@@ -199,6 +201,23 @@ GdsMode parse_gds_mode(std::string_view text, std::string_view where) {
   if (mode == "cufile") return GdsMode::kCufile;
   if (mode == "compat") return GdsMode::kCompat;
   fail_invalid("{} is \"{}\": it must be auto, cufile or compat", where, text);
+}
+
+KernelUse parse_kernel_use(std::string_view text, std::string_view where) {
+  const std::string v = lower(text);
+  if (v == "auto") return KernelUse::kAuto;
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return KernelUse::kOn;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return KernelUse::kOff;
+  fail_invalid("{} is \"{}\": it must be auto, on (1, true, yes) or off (0, false, no)", where, text);
+}
+
+std::string_view kernel_use_name(KernelUse use) {
+  switch (use) {
+    case KernelUse::kOff: return "off";
+    case KernelUse::kAuto: return "auto";
+    case KernelUse::kOn: return "on";
+  }
+  return "?";
 }
 
 std::string_view gds_mode_name(GdsMode mode) {

@@ -39,6 +39,10 @@ namespace detail {
 // `where` (the variable or option it came from) otherwise.
 GdsMode parse_gds_mode(std::string_view text, std::string_view where);
 std::string_view gds_mode_name(GdsMode mode);
+// "auto", or a boolean as the variables take them (1, true, yes, on; 0, false, no, off; any
+// case) as a KernelUse; InvalidArgumentError naming `where` otherwise.
+KernelUse parse_kernel_use(std::string_view text, std::string_view where);
+std::string_view kernel_use_name(KernelUse use);  // "off", "auto" or "on"
 }  // namespace detail
 
 }  // namespace zarrkit

@@ -79,10 +79,11 @@ TEST(SettingsEnvironment, EachVariableSetsItsSetting) {
       {"ZARRKIT_NVCOMP_DECODE", "0", [](const Config& c) { return !c.gpu.nvcomp_decode; }},
       {"ZARRKIT_NVCOMP_MIN_CHUNKS", "16", [](const Config& c) { return c.gpu.nvcomp_min_chunks == 16; }},
       {"ZARRKIT_NVCOMP_MIN_CHUNKS", "0", [](const Config& c) { return c.gpu.nvcomp_min_chunks == 1; }},
-      {"ZARRKIT_ZSTD_KERNELS", "1", [](const Config& c) { return c.gpu.zstd_kernels; }},
-      {"ZARRKIT_ZSTD_KERNELS", "off", [](const Config& c) { return !c.gpu.zstd_kernels; }},
-      {"ZARRKIT_DEFLATE_KERNELS", "1", [](const Config& c) { return c.gpu.deflate_kernels; }},
-      {"ZARRKIT_DEFLATE_KERNELS", "off", [](const Config& c) { return !c.gpu.deflate_kernels; }},
+      {"ZARRKIT_ZSTD_KERNELS", "1", [](const Config& c) { return c.gpu.zstd_kernels == KernelUse::kOn; }},
+      {"ZARRKIT_ZSTD_KERNELS", "off", [](const Config& c) { return c.gpu.zstd_kernels == KernelUse::kOff; }},
+      {"ZARRKIT_ZSTD_KERNELS", "Auto", [](const Config& c) { return c.gpu.zstd_kernels == KernelUse::kAuto; }},
+      {"ZARRKIT_DEFLATE_KERNELS", "1", [](const Config& c) { return c.gpu.deflate_kernels == KernelUse::kOn; }},
+      {"ZARRKIT_DEFLATE_KERNELS", "off", [](const Config& c) { return c.gpu.deflate_kernels == KernelUse::kOff; }},
       {"ZARRKIT_GDS_DIRECT", "0", [](const Config& c) { return !c.gpu.gds_direct; }},
       {"ZARRKIT_GDS_DIRECT", "no", [](const Config& c) { return !c.gpu.gds_direct; }},
       {"ZARRKIT_GDS_MODE", "compat", [](const Config& c) { return c.gpu.gds_mode == GdsMode::kCompat; }},
@@ -113,7 +114,7 @@ TEST(SettingsEnvironment, OneVariableChangesOnlyItsSetting) {
   expected.gpu.nvcomp_decode = true;
   EXPECT_EQ(from({{"ZARRKIT_NVCOMP_DECODE", "1"}}), expected);
   expected = Config{};
-  expected.gpu.zstd_kernels = true;
+  expected.gpu.zstd_kernels = KernelUse::kOn;
   EXPECT_EQ(from({{"ZARRKIT_ZSTD_KERNELS", "yes"}}), expected);
 }
 
@@ -174,6 +175,16 @@ TEST(SettingsEnvironment, GdsModesByName) {
   EXPECT_EQ(detail::parse_gds_mode("Compat", "x"), GdsMode::kCompat);
   EXPECT_EQ(detail::gds_mode_name(GdsMode::kCufile), "cufile");
   EXPECT_THROW(detail::parse_gds_mode("posix", "GdsOptions::mode"), InvalidArgumentError);
+}
+
+TEST(SettingsEnvironment, KernelUsesByNameOrBoolean) {
+  EXPECT_EQ(detail::parse_kernel_use("auto", "x"), KernelUse::kAuto);
+  EXPECT_EQ(detail::parse_kernel_use("ON", "x"), KernelUse::kOn);
+  EXPECT_EQ(detail::parse_kernel_use("true", "x"), KernelUse::kOn);
+  EXPECT_EQ(detail::parse_kernel_use("0", "x"), KernelUse::kOff);
+  EXPECT_EQ(detail::kernel_use_name(KernelUse::kAuto), "auto");
+  EXPECT_EQ(detail::kernel_use_name(KernelUse::kOff), "off");
+  EXPECT_THROW(detail::parse_kernel_use("sometimes", "ZARRKIT_ZSTD_KERNELS"), InvalidArgumentError);
 }
 
 TEST(SettingsEnvironment, TheProcessEnvironmentIsReadThroughOneAccessor) {

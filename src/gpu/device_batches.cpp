@@ -53,7 +53,7 @@ DeviceBatches::DeviceBatches(std::shared_ptr<const PreparedChain> prepared, Byte
       slot_bytes_(align_up(std::max<std::uint64_t>(chunk_bytes_, 1))),
       num_chunks_(num_chunks),
       per_batch_(std::clamp<std::uint64_t>(settings_.batch_budget_bytes / slot_bytes_, 1, 16384)),
-      chain_(prepared_, std::min(per_batch_, num_chunks), settings_),
+      chain_(prepared_, std::min(per_batch_, num_chunks), settings_, CodecRegistry::builtin(), num_chunks),
       describe_(std::move(describe)) {
   if (fill.size() != itemsize_) {
     fail_invalid("the fill value has {} bytes, {} needs {}", fill.size(), spec_.dtype.name(), itemsize_);

@@ -5,6 +5,7 @@
 
 #include "core/checked_math.h"
 #include "zarrkit/metadata.h"
+#include "zarrkit/thread_pool.h"
 #include "zarrkit/error.h"
 
 namespace zarrkit::gpu {
@@ -22,9 +23,11 @@ void check_output(const BytesToBytesCodec& codec, std::uint64_t size, SizeBound 
 }  // namespace
 
 DeviceChain::DeviceChain(std::shared_ptr<const PreparedChain> prepared, std::uint64_t chunks_per_batch,
-                         const DeviceSettings& settings, const CodecRegistry& registry)
+                         const DeviceSettings& settings, const CodecRegistry& registry, std::uint64_t chunks_in_read)
     : chunk_bytes_(prepared->chunk_bytes()),
       chunks_per_batch_(chunks_per_batch),
+      chunks_in_read_(chunks_in_read != 0 ? chunks_in_read : chunks_per_batch),
+      host_threads_(shared_thread_pool().size()),
       settings_(settings),
       prepared_(std::move(prepared)) {
   const CodecChain& chain = prepared_->chain();
@@ -98,7 +101,7 @@ DeviceChain::DeviceChain(std::shared_ptr<const PreparedChain> prepared, std::uin
   for (std::size_t d = 0; d < n; ++d) {
     const std::size_t i = n - 1 - d;
     bb_halves[d] = std::dynamic_pointer_cast<const DeviceBytesCodec>(registry.make_device(bb[i]));
-    DeviceStageContext context{ab_spec_, chunk_bytes_, chunks_per_batch_, outputs[i], &settings_};
+    DeviceStageContext context{ab_spec_, chunk_bytes_, chunks_per_batch_, outputs[i], &settings_, chunks_in_read_, host_threads_};
     usable[d] = bb_halves[d] && bb_halves[d]->usable(context) && (d == n - 1 || bb_halves[d]->narrows_only());
   }
   std::size_t split = n;
@@ -110,7 +113,7 @@ DeviceChain::DeviceChain(std::shared_ptr<const PreparedChain> prepared, std::uin
     } else {
       device_stages_.push_back({bb_halves[d].get(), bb[i].get(), outputs[i]});
       halves_.push_back(bb_halves[d]);
-      const DeviceStageContext context{ab_spec_, chunk_bytes_, chunks_per_batch_, outputs[i], &settings_};
+      const DeviceStageContext context{ab_spec_, chunk_bytes_, chunks_per_batch_, outputs[i], &settings_, chunks_in_read_, host_threads_};
       min_chunks_per_batch_ = std::max(min_chunks_per_batch_, bb_halves[d]->min_chunks_per_batch(context));
     }
   }
@@ -142,7 +145,7 @@ std::optional<ChunkBytes> DeviceChain::plan_chunk(std::uint32_t chunk, ByteView 
   ChunkBytes where{ChunkBytes::Area::kInput, 0, bytes.size()};
   for (const DeviceStage& stage : device_stages_) {
     const ChunkStagePlan plan{chunk, bytes.subspan(where.offset, where.size), where, works};
-    const DeviceStageContext context{ab_spec_, chunk_bytes_, chunks_per_batch_, stage.output, &settings_};
+    const DeviceStageContext context{ab_spec_, chunk_bytes_, chunks_per_batch_, stage.output, &settings_, chunks_in_read_, host_threads_};
     const auto out = stage.half->plan(plan, context);
     if (!out || !within(out->size, stage.output)) return std::nullopt;
     const bool inside = out->offset >= where.offset && out->offset - where.offset <= where.size &&

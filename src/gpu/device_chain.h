@@ -45,11 +45,11 @@ struct DeviceStage {
 class DeviceChain {
  public:
   // Plans `prepared` (a chain prepared for chunks of a fixed-size dtype) for a read whose
-  // batches hold `chunks_per_batch` chunks, with the device halves registered in `registry`.
-  // The plan keeps `prepared` alive.
+  // batches hold `chunks_per_batch` chunks, of `chunks_in_read` in all (0: one batch's),
+  // with the device halves registered in `registry`. The plan keeps `prepared` alive.
   DeviceChain(std::shared_ptr<const PreparedChain> prepared, std::uint64_t chunks_per_batch,
               const DeviceSettings& settings = device_settings(),
-              const CodecRegistry& registry = CodecRegistry::builtin());
+              const CodecRegistry& registry = CodecRegistry::builtin(), std::uint64_t chunks_in_read = 0);
 
   // The whole chain decodes on the host into C order; stored_strides are then C strides and
   // swap_unit is 1.
@@ -105,6 +105,8 @@ class DeviceChain {
   ChunkSpec ab_spec_;
   std::uint64_t chunk_bytes_ = 0;
   std::uint64_t chunks_per_batch_ = 0;
+  std::uint64_t chunks_in_read_ = 0;
+  std::size_t host_threads_ = 1;
   std::uint64_t min_chunks_per_batch_ = 1;
   DeviceSettings settings_;
   std::shared_ptr<const PreparedChain> prepared_;

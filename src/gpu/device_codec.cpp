@@ -5,6 +5,21 @@
 
 namespace zarrkit::gpu {
 
+bool own_kernels_take(KernelUse use, const DeviceStageContext& context, const OwnKernelsRule& rule,
+                      bool nvcomp_instead) {
+  switch (use) {
+    case KernelUse::kOff: return false;
+    case KernelUse::kOn: return true;
+    case KernelUse::kAuto: break;
+  }
+  if (nvcomp_instead) return false;
+  if (rule.max_chunk_bytes != 0 && context.chunk_bytes > rule.max_chunk_bytes) return false;
+  const double read_bytes = static_cast<double>(context.chunks_in_read) * static_cast<double>(context.chunk_bytes);
+  const double wanted = static_cast<double>(rule.min_read_bytes_per_host_thread) *
+                        static_cast<double>(std::max<std::size_t>(context.host_threads, 1));
+  return read_bytes >= wanted;
+}
+
 std::uint64_t TableWriter::append(const void* data, std::size_t bytes) {
   constexpr std::size_t kAlign = 64;
   const std::size_t offset = (bytes_.size() + kAlign - 1) / kAlign * kAlign;

@@ -31,6 +31,7 @@
 
 #include "zarrkit/codec.h"
 #include "zarrkit/codec_registry.h"
+#include "zarrkit/config.h"
 
 namespace zarrkit::gpu {
 
@@ -142,6 +143,8 @@ struct DeviceStageContext {
   std::uint64_t chunks_per_batch = 0;
   SizeBound output;                  // what this stage must decode to
   const DeviceSettings* settings = nullptr;  // Config::gpu of the read
+  std::uint64_t chunks_in_read = 0;  // every batch's
+  std::size_t host_threads = 1;      // the pool that runs the read's host phases
 };
 
 // One chunk at one stage, planned on the host: the stage's input as the host sees it and
@@ -156,6 +159,19 @@ struct ChunkStagePlan {
 // Chunks a launch that gives each chunk one warp needs to fill a device: an H100 or H200 has
 // 132 multiprocessors holding 16 or more such warps each.
 constexpr std::uint64_t kChunksToFillTheDevice = 2048;
+
+// Where zarrkit's own kernels beat the host's threads (KernelUse::kAuto): reads of at least
+// min_read_bytes_per_host_thread (decoded) for each host thread, in chunks of at most
+// max_chunk_bytes (0: any size). Each half's rule comes from the reads that crossed over in
+// its measurements (docs/gpu.md, "When zarrkit's kernels decode").
+struct OwnKernelsRule {
+  std::uint64_t min_read_bytes_per_host_thread = 0;
+  std::uint64_t max_chunk_bytes = 0;
+};
+// Whether the kernels take part in a read: kOn always, kOff never, kAuto by `rule` unless
+// the read asked for nvCOMP (`nvcomp_instead`: Config::gpu.nvcomp_decode, for a codec it has).
+bool own_kernels_take(KernelUse use, const DeviceStageContext& context, const OwnKernelsRule& rule,
+                      bool nvcomp_instead);
 
 // The device half of a bytes->bytes codec.
 class DeviceBytesCodec : public DeviceCodec {

@@ -15,8 +15,8 @@ struct DeviceSettings {
   std::size_t pipeline_depth = 0;        // 1 to 8
   bool nvcomp_decode = false;
   std::uint64_t nvcomp_min_chunks = 0;   // at least 1
-  bool zstd_kernels = false;
-  bool deflate_kernels = false;
+  KernelUse zstd_kernels = KernelUse::kAuto;
+  KernelUse deflate_kernels = KernelUse::kAuto;
   bool gds_direct = false;
 };
 

@@ -16,8 +16,8 @@ TEST(DeviceSettings, TheReaderTakesTheScopedSettingsOfItsThread) {
     c.gpu.pipeline_depth = 2;
     c.gpu.nvcomp_decode = !c.gpu.nvcomp_decode;
     c.gpu.nvcomp_min_chunks = 7;
-    c.gpu.zstd_kernels = !c.gpu.zstd_kernels;
-    c.gpu.deflate_kernels = !c.gpu.deflate_kernels;
+    c.gpu.zstd_kernels = KernelUse::kOn;
+    c.gpu.deflate_kernels = KernelUse::kOff;
     c.gpu.gds_direct = !c.gpu.gds_direct;
   });
   const DeviceSettings s = device_settings();
@@ -25,8 +25,8 @@ TEST(DeviceSettings, TheReaderTakesTheScopedSettingsOfItsThread) {
   EXPECT_EQ(s.pipeline_depth, 2u);
   EXPECT_EQ(s.nvcomp_decode, !global.nvcomp_decode);
   EXPECT_EQ(s.nvcomp_min_chunks, 7u);
-  EXPECT_EQ(s.zstd_kernels, !global.zstd_kernels);
-  EXPECT_EQ(s.deflate_kernels, !global.deflate_kernels);
+  EXPECT_EQ(s.zstd_kernels, KernelUse::kOn);
+  EXPECT_EQ(s.deflate_kernels, KernelUse::kOff);
   EXPECT_EQ(s.gds_direct, !global.gds_direct);
   DeviceSettings other;
   std::thread([&] { other = device_settings(); }).join();
@@ -53,8 +53,8 @@ TEST(DeviceSettings, TheDefaultsAreThoseOfConfig) {
   EXPECT_EQ(s.pipeline_depth, 4u);
   EXPECT_FALSE(s.nvcomp_decode);
   EXPECT_EQ(s.nvcomp_min_chunks, 512u);
-  EXPECT_FALSE(s.zstd_kernels);
-  EXPECT_FALSE(s.deflate_kernels);
+  EXPECT_EQ(s.zstd_kernels, KernelUse::kAuto);
+  EXPECT_EQ(s.deflate_kernels, KernelUse::kAuto);
   EXPECT_TRUE(s.gds_direct);
 }
 

@@ -130,8 +130,8 @@ TEST(GpuFuzz, DamagedChunksNeverDecodeWrongOnTheDevice) {
   REQUIRE_GPU();
   // zarrkit's zstd and deflate kernels are off by default: the fuzzing covers them too.
   ScopedConfig own_kernels{[](Config& c) {
-    c.gpu.zstd_kernels = true;
-    c.gpu.deflate_kernels = true;
+    c.gpu.zstd_kernels = KernelUse::kOn;
+    c.gpu.deflate_kernels = KernelUse::kOn;
   }};
   std::mt19937_64 rng(fuzz_seed());
   const int rounds = fuzz_rounds();

@@ -14,12 +14,14 @@
 #include "gpu/gpu_testing.h"
 #include "gpu/device_chain.h"
 #include "gpu/device_read.h"
+#include "gpu/device_settings.h"
 #include "zarrkit/array.h"
 #include "zarrkit/codec_registry.h"
 #include "zarrkit/error.h"
 #include "zarrkit/gpu.h"
 #include "zarrkit/stores/local_store.h"
 #include "zarrkit/stores/memory_store.h"
+#include "zarrkit/thread_pool.h"
 
 namespace zarrkit {
 namespace {
@@ -194,6 +196,93 @@ TEST(GpuChainPlan, IntegerDeltaIsADevicePass) {
   EXPECT_EQ(ints.device_stages().size(), 1u);
   EXPECT_FALSE(ints.stored_as_laid_out());
   EXPECT_TRUE(plan_for("<f8", DataType::float_(64), json::array()).host_whole_chain());
+}
+
+// Blosc with zstd or zlib inside: with those kernels on, a chunk's blocks go to their works,
+// and the shuffled blocks to the unshuffle after them; with them off, the host decodes it
+// (no GPU needed).
+TEST(GpuChainPlan, BloscWithZstdOrZlibInsidePlansIntoThoseKernels) {
+  install_gpu_support();
+  for (const char* cname : {"zstd", "zlib"}) {
+    ArraySpec spec;
+    spec.shape = {128, 256};
+    spec.chunks = {128, 256};
+    spec.dtype = DataType::float_(32);
+    spec.codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                               blosc(cname, "shuffle", 4)});
+    const ArrayMetadata m = make_array_metadata(spec, CodecRegistry::builtin());
+    NDBuffer chunk = NDBuffer::allocate(spec.chunks, spec.dtype);
+    auto* f = reinterpret_cast<float*>(chunk.data());
+    for (std::size_t i = 0; i < 128 * 256; ++i) f[i] = static_cast<float>(i % 1000) * 0.5f;
+    const Buffer encoded = m.codecs->encode(chunk, m.chunk_spec());
+    {
+      gpu::DeviceSettings settings = gpu::device_settings();
+      settings.zstd_kernels = settings.deflate_kernels = KernelUse::kOn;
+      const gpu::DeviceChain chain(m.codecs->prepare(m.chunk_spec()), 1, settings);
+      gpu::BatchWorks works;
+      const auto where = chain.plan_chunk(0, encoded.view(), works);
+      ASSERT_TRUE(where.has_value()) << cname;
+      EXPECT_EQ(where->area, gpu::ChunkBytes::Area::kSlot);
+      EXPECT_EQ(where->size, 128u * 256 * 4);
+      const auto order = works.in_phase_order();
+      ASSERT_EQ(order.size(), 2u) << cname;  // the inner codec's streams, then the unshuffle
+      EXPECT_EQ(order[0]->phase(), gpu::BatchWork::kDecompress);
+      EXPECT_EQ(order[1]->phase(), gpu::BatchWork::kAfterDecompress);
+      EXPECT_EQ(chain.min_chunks_per_batch(), gpu::kChunksToFillTheDevice);
+    }
+    gpu::DeviceSettings off = gpu::device_settings();
+    off.zstd_kernels = off.deflate_kernels = KernelUse::kOff;
+    const gpu::DeviceChain chain(m.codecs->prepare(m.chunk_spec()), 1, off);
+    gpu::BatchWorks works;
+    EXPECT_FALSE(chain.plan_chunk(0, encoded.view(), works).has_value()) << cname;
+  }
+}
+
+// Under KernelUse::kAuto (the default) zarrkit's zstd and deflate kernels take the reads
+// their rules say they win: enough bytes for the host's threads, chunks not too large
+// (device_codec.h, OwnKernelsRule; no GPU needed).
+TEST(GpuChainPlan, OwnKernelsTakeTheReadsTheyWinByDefault) {
+  install_gpu_support();
+  const std::uint64_t threads = shared_thread_pool().size();
+  const json little = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+  struct Case {
+    std::string name;
+    json codec;
+    Shape chunks;                     // float32
+    std::uint64_t bytes_per_thread;   // the rule's read size
+    bool size_allowed;                // whether the chunk size passes the rule
+  };
+  const std::vector<Case> cases = {
+      {"zstd 256 KiB", {{"name", "zstd"}, {"configuration", {{"level", 1}}}}, {256, 256}, 8u << 20, true},
+      {"zstd 4 MiB", {{"name", "zstd"}, {"configuration", {{"level", 1}}}}, {1024, 1024}, 8u << 20, false},
+      {"gzip 256 KiB", {{"name", "gzip"}, {"configuration", {{"level", 1}}}}, {256, 256}, 32u << 20, true},
+      {"gzip 1 MiB", {{"name", "gzip"}, {"configuration", {{"level", 1}}}}, {512, 512}, 32u << 20, false},
+      {"blosc zstd 16 MiB", blosc("zstd", "shuffle", 4), {2048, 2048}, 8u << 20, true},
+      {"blosc zlib 256 KiB", blosc("zlib", "shuffle", 4), {256, 256}, 8u << 20, true},
+  };
+  for (const Case& c : cases) {
+    ArraySpec spec;
+    spec.shape = {c.chunks[0] * 4, c.chunks[1] * 4};
+    spec.chunks = c.chunks;
+    spec.dtype = DataType::float_(32);
+    spec.codecs = json::array({little, c.codec});
+    const ArrayMetadata m = make_array_metadata(spec, CodecRegistry::builtin());
+    const std::uint64_t chunk_bytes = c.chunks[0] * c.chunks[1] * 4;
+    const std::uint64_t enough = (c.bytes_per_thread * threads + chunk_bytes - 1) / chunk_bytes;
+    // Whether the read's chain sends its chunks to zarrkit's kernels: a device stage that
+    // wants the device filled (blosc's half takes part either way, for LZ4 inside).
+    auto kernels_take = [&](std::uint64_t chunks_in_read, KernelUse use) {
+      gpu::DeviceSettings settings = gpu::device_settings(GpuConfig{});
+      settings.zstd_kernels = settings.deflate_kernels = use;
+      const gpu::DeviceChain chain(m.codecs->prepare(m.chunk_spec()), std::min<std::uint64_t>(chunks_in_read, 512),
+                                   settings, CodecRegistry::builtin(), chunks_in_read);
+      return !chain.device_stages().empty() && chain.min_chunks_per_batch() == gpu::kChunksToFillTheDevice;
+    };
+    EXPECT_EQ(kernels_take(enough, KernelUse::kAuto), c.size_allowed) << c.name;
+    EXPECT_FALSE(kernels_take(enough - 1, KernelUse::kAuto)) << c.name << ": one chunk short";
+    EXPECT_FALSE(kernels_take(enough * 4, KernelUse::kOff)) << c.name;
+    EXPECT_TRUE(kernels_take(1, KernelUse::kOn)) << c.name;
+  }
 }
 
 // Planning a chunk: the device halves' jobs for well-formed headers, and the host for the

@@ -101,8 +101,8 @@ DEFAULTS = {
     "gpu.devices_sharing_host": 1,
     "gpu.nvcomp_decode": False,
     "gpu.nvcomp_min_chunks": 512,
-    "gpu.zstd_kernels": False,
-    "gpu.deflate_kernels": False,
+    "gpu.zstd_kernels": "auto",
+    "gpu.deflate_kernels": "auto",
     "gpu.gds_direct": True,
     "gpu.gds_mode": "auto",
     "gpu.gds_threads": 16,
@@ -164,6 +164,16 @@ def test_a_malformed_variable_is_an_error_naming_it():
     assert 'ZARRKIT_GPU_PIPELINE_DEPTH="deep"' in proc.stdout
 
 
+def test_own_kernels_take_auto_on_off_and_booleans():
+    with zarrkit.config.set({"gpu.zstd_kernels": True, "gpu.deflate_kernels": "off"}):
+        assert zarrkit.config.get("gpu.zstd_kernels") == "on"
+        assert zarrkit.config.get("gpu.deflate_kernels") == "off"
+        with zarrkit.config.set({"gpu.zstd_kernels": False, "gpu.deflate_kernels": "auto"}):
+            assert zarrkit.config.get("gpu.zstd_kernels") == "off"
+            assert zarrkit.config.get("gpu.deflate_kernels") == "auto"
+    assert zarrkit.config.get("gpu.zstd_kernels") == "auto"
+
+
 def test_grouped_settings_set_get_and_scoped():
     before = zarrkit.config.as_dict()
     zarrkit.config.set({"remote.concurrency": 8, "gpu": {"nvcomp_decode": True, "gds_mode": "compat"}})
@@ -193,6 +203,7 @@ def test_grouped_settings_set_get_and_scoped():
         ("gpu.pipeline_depth", 0),
         ("gpu.devices_sharing_host", 0),
         ("gpu.gds_mode", "posix"),
+        ("gpu.zstd_kernels", "sometimes"),
         ("gpu.nvcomp_decode", 1),
         ("remote.verify_tls", "no"),
         ("remote.concurrency", 0),

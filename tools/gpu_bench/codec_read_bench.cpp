@@ -1,8 +1,10 @@
 // zarrkit_codec_read_bench: whole reads of compressed arrays into device memory (scenario S6
 // of BENCHMARKS.md), through the engine, by each way it can decode them:
-//   host        the default: chunks decoded by the host codec, then copied to the device
-//   kernels     Config::gpu.deflate_kernels or zstd_kernels (the codec's, or blosc's inner
-//               codec's): zarrkit's own kernels on the device
+//   default     Config::gpu.*_kernels "auto": zarrkit's kernels where their rule says
+//               they win (device_codec.h, OwnKernelsRule), else the host path
+//   host        kernels off: chunks decoded by the host codec, then copied to the device
+//   kernels     Config::gpu.deflate_kernels or zstd_kernels "on" (the codec's, or blosc's
+//               inner codec's): zarrkit's own kernels on the device
 //   nvCOMP      Config::gpu.nvcomp_decode: nvCOMP's batched gzip or zstd (when libnvcomp
 //               loads; it has no blosc)
 //   CPU + copy  Array::read into host memory, then one cudaMemcpy
@@ -12,7 +14,8 @@
 //
 // --codec: gzip (level 1), zstd (level 3), blosc-zstd or blosc-zlib (clevel 5, byte shuffle).
 // --paths: only the paths whose name contains TEXT (e.g. "kernels", for a profiler).
-// --sweep: instead, reads of 1 to 2048 chunks (512 KiB layout), host path against kernels.
+// --sweep: instead, reads of 1 to 2048 chunks (512 KiB layout), host path against kernels
+//          and the default's choice.
 //
 // Array: 256x1024x1024 float32 (1 GiB, family N) on a local store with a warm page cache;
 // layouts: chunks 16x512x512 (16 MiB), 8x256x256 (2 MiB), 8x128x128 (512 KiB), shards
@@ -47,11 +50,11 @@ namespace {
 using namespace zarrkit;
 using Clock = std::chrono::steady_clock;
 
-// The codec of the benchmark: its chain and the setting that switches zarrkit's kernels on.
+// The codec of the benchmark: its chain and the setting of zarrkit's kernels for it.
 struct BenchCodec {
   std::string name;
   nlohmann::json compressor;
-  std::function<void(Config&)> kernels;
+  std::function<void(Config&, KernelUse)> kernels;
   bool nvcomp = false;  // nvCOMP has a batched decoder for it
 };
 
@@ -61,8 +64,8 @@ BenchCodec codec_named(const std::string& name) {
         {"name", "blosc"},
         {"configuration", {{"cname", cname}, {"clevel", 5}, {"shuffle", "shuffle"}, {"typesize", 4}, {"blocksize", 0}}}};
   };
-  const auto deflate = [](Config& c) { c.gpu.deflate_kernels = true; };
-  const auto zstd = [](Config& c) { c.gpu.zstd_kernels = true; };
+  const auto deflate = [](Config& c, KernelUse use) { c.gpu.deflate_kernels = use; };
+  const auto zstd = [](Config& c, KernelUse use) { c.gpu.zstd_kernels = use; };
   if (name == "gzip") return {"gzip level 1", {{"name", "gzip"}, {"configuration", {{"level", 1}}}}, deflate, true};
   if (name == "zstd") return {"zstd level 3", {{"name", "zstd"}, {"configuration", {{"level", 3}}}}, zstd, true};
   if (name == "blosc-zstd") return {"blosc zstd clevel 5, shuffle", blosc("zstd"), zstd, false};
@@ -150,18 +153,28 @@ int bench_layout(const std::filesystem::path& dir, const std::string& layout, co
   Buffer device = Buffer::allocate(n * 4, device_allocator());
   NDView out{device.data(), shape, NDView::c_strides(shape, 4), dtype, MemoryKind::kDevice};
   std::vector<Path> paths = {
-      {"host decode, then copy (default)", [](Config&) {}},
-      {"zarrkit's kernels", codec.kernels},
+      {"default (kernels auto)", [](Config&) {}},
+      {"host decode, then copy (kernels off)", [&codec](Config& c) { codec.kernels(c, KernelUse::kOff); }},
+      {"zarrkit's kernels (on)", [&codec](Config& c) { codec.kernels(c, KernelUse::kOn); }},
       // A warp decodes a stream: a batch of the default 256 MiB gives a launch few warps.
-      {"zarrkit's kernels, 1 GiB batches",
+      {"zarrkit's kernels (on), 1 GiB batches",
        [&codec](Config& c) {
-         codec.kernels(c);
+         codec.kernels(c, KernelUse::kOn);
          c.gpu.batch_budget_bytes = std::uint64_t{1} << 30;
        }},
-      {"host decode, then copy, 1 GiB batches", [](Config& c) { c.gpu.batch_budget_bytes = std::uint64_t{1} << 30; }},
+      {"host decode, then copy (kernels off), 1 GiB batches",
+       [&codec](Config& c) {
+         codec.kernels(c, KernelUse::kOff);
+         c.gpu.batch_budget_bytes = std::uint64_t{1} << 30;
+       }},
       {"CPU read + cudaMemcpy", [](Config&) {}, true},
   };
-  if (codec.nvcomp) paths.insert(paths.end() - 1, {"nvCOMP", [](Config& c) { c.gpu.nvcomp_decode = true; }});
+  if (codec.nvcomp) {
+    paths.insert(paths.end() - 1, {"nvCOMP (kernels off)", [&codec](Config& c) {
+                                     codec.kernels(c, KernelUse::kOff);
+                                     c.gpu.nvcomp_decode = true;
+                                   }});
+  }
   fmt::print("\n{}: 256x1024x1024 float32 (family N), {}, ratio {:.2f}, local store, warm page cache, "
              "{} host threads\n",
              layout_name(layout), codec.name, ratio, std::thread::hardware_concurrency());
@@ -208,13 +221,15 @@ int bench_layout(const std::filesystem::path& dir, const std::string& layout, co
 }  // namespace
 
 // Reads of 1 to 2048 chunks of the 512 KiB layout (boxes of whole chunks from the origin),
-// the default host path against the kernels: where the kernels start to pay.
+// the host path against the kernels: where the kernels start to pay, and what the default
+// (kernels auto) chooses.
 int sweep_read_sizes(const std::filesystem::path& dir, const BenchCodec& codec, int reps, const std::vector<float>& values) {
   Array array = write_array(dir, "512k", codec, values);
   const DataType dtype = array.dtype();
   Buffer device = Buffer::allocate(values.size() * 4, device_allocator());
   fmt::print("\nread sizes, chunks 8x128x128 (512 KiB), {}: median ms per read\n"
-             "| chunks read | host decode, then copy | zarrkit's kernels | kernels / host time |\n|---|---|---|---|\n",
+             "| chunks read | host decode, then copy (off) | zarrkit's kernels (on) | kernels / host time | default "
+             "(auto) | default / best |\n|---|---|---|---|---|---|\n",
              codec.name);
   // (planes, rows, columns) of chunks: 1, 8, 64, 512, 2048 chunks.
   const std::vector<std::array<std::int64_t, 3>> boxes = {{1, 1, 1}, {1, 2, 4}, {1, 8, 8}, {8, 8, 8}, {32, 8, 8}};
@@ -224,16 +239,16 @@ int sweep_read_sizes(const std::filesystem::path& dir, const BenchCodec& codec, 
     const Selection sel = {Slice{0, static_cast<std::int64_t>(box[0])}, Slice{0, static_cast<std::int64_t>(box[1])},
                            Slice{0, static_cast<std::int64_t>(box[2])}};
     NDView out{device.data(), box, NDView::c_strides(box, 4), dtype, MemoryKind::kDevice};
-    double ms[2];
-    for (int k = 0; k < 2; ++k) {
-      ScopedConfig scoped([&codec, k](Config& c) {
-        if (k == 1) codec.kernels(c);
-      });
+    const KernelUse uses[3] = {KernelUse::kOff, KernelUse::kOn, KernelUse::kAuto};
+    double ms[3];
+    for (int k = 0; k < 3; ++k) {
+      ScopedConfig scoped([&codec, use = uses[k]](Config& c) { codec.kernels(c, use); });
       std::function<void()> read = [&] { array.read_into(sel, out); };
       read();  // warm-up
       ms[k] = median_seconds(reps, read) * 1e3;
     }
-    fmt::print("| {} | {:.2f} | {:.2f} | {:.2f}x |\n", b[0] * b[1] * b[2], ms[0], ms[1], ms[1] / ms[0]);
+    fmt::print("| {} | {:.2f} | {:.2f} | {:.2f}x | {:.2f} | {:.2f}x |\n", b[0] * b[1] * b[2], ms[0], ms[1], ms[1] / ms[0],
+               ms[2], ms[2] / std::min(ms[0], ms[1]));
     std::fflush(stdout);
   }
   return 0;

@@ -79,17 +79,45 @@ class BloscDevice final : public DeviceBytesCodec, public DeviceEncoderStep {
  public:
   explicit BloscDevice(BloscCodecSettings settings) : settings_(std::move(settings)) {}
 
+  // With zstd or zlib inside (the codec's cname says what the writer used) and their
+  // kernels taking the read, each block is a stream for a warp of those kernels: a launch
+  // wants many.
+  std::uint64_t min_chunks_per_batch(const DeviceStageContext& context) const override {
+    const bool zstd = settings_.cname == "zstd" && zstd_kernels(context);
+    const bool zlib = settings_.cname == "zlib" && zlib_kernels(context);
+    return zstd || zlib ? kChunksToFillTheDevice : 1;
+  }
+
   bool narrows_only() const override { return false; }
 
   std::optional<ChunkBytes> plan(const ChunkStagePlan& chunk, const DeviceStageContext& context) const override {
-    auto jobs = plan_blosc_chunk(chunk.host, context.output);
+    const bool zstd = zstd_kernels(context), zlib = zlib_kernels(context);
+    auto jobs = plan_blosc_chunk(chunk.host, context.output, 256u << 10, zstd || zlib);
     if (!jobs || jobs->decoded_size != context.chunk_bytes) return std::nullopt;
     for (const StreamJob& s : jobs->streams) {
       if (!Lz4StreamWork::worth_decoding_on_device(s)) return std::nullopt;
     }
-    auto& work = chunk.works.get<Lz4StreamWork>();
-    for (const StreamJob& s : jobs->streams) work.add_stream(chunk.chunk, chunk.device, s);
-    for (const BlockJob& b : jobs->blocks) work.add_block(chunk.chunk, b);
+    switch (jobs->inner) {
+      case BloscInner::kLz4Family: break;
+      case BloscInner::kZstd:
+        if (!zstd || !add_zstd_streams(chunk, jobs->inner_streams)) return std::nullopt;
+        break;
+      case BloscInner::kZlib:
+        if (!zlib || !add_zlib_streams(chunk, jobs->inner_streams)) return std::nullopt;
+        break;
+    }
+    // Only now the rest: a chunk the inner codec's half refused has no jobs.
+    if (!jobs->streams.empty()) {
+      auto& work = chunk.works.get<Lz4StreamWork>();
+      for (const StreamJob& s : jobs->streams) work.add_stream(chunk.chunk, chunk.device, s);
+      if (jobs->inner == BloscInner::kLz4Family) {
+        for (const BlockJob& b : jobs->blocks) work.add_block(chunk.chunk, b);
+      }
+    }
+    if (jobs->inner != BloscInner::kLz4Family && !jobs->blocks.empty()) {
+      auto& work = chunk.works.get<UnshuffleInPlaceWork>();
+      for (const BlockJob& b : jobs->blocks) work.add(chunk.chunk, b);
+    }
     return ChunkBytes{ChunkBytes::Area::kSlot, 0, jobs->decoded_size};
   }
 
@@ -113,6 +141,16 @@ class BloscDevice final : public DeviceBytesCodec, public DeviceEncoderStep {
   }
 
  private:
+  // Blosc's blocks are small frames or streams whatever the chunk's size, many to a chunk:
+  // under kAuto the inner codec's kernels take reads of 8 MiB or more per host thread.
+  static constexpr OwnKernelsRule kInnerRule{.min_read_bytes_per_host_thread = 8u << 20, .max_chunk_bytes = 0};
+  static bool zstd_kernels(const DeviceStageContext& context) {
+    return own_kernels_take(context.settings->zstd_kernels, context, kInnerRule, false);
+  }
+  static bool zlib_kernels(const DeviceStageContext& context) {
+    return own_kernels_take(context.settings->deflate_kernels, context, kInnerRule, false);
+  }
+
   BloscCodecSettings settings_;
 };
 

@@ -1,6 +1,7 @@
 // The device half of gzip and zlib (deflate_device.h): the chunks of a batch, their table,
-// and the batch work that launches the kernel. With Config::gpu.deflate_kernels off, gzip's
-// half is nvCOMP's (opt-in, Config::gpu.nvcomp_decode), as before, and zlib has none.
+// and the batch work that launches the kernel. Where Config::gpu.deflate_kernels does not
+// take a read (off, or auto and the read is not one it wins), gzip's half is nvCOMP's
+// (opt-in, Config::gpu.nvcomp_decode), and zlib has none.
 #include "gpu/codecs/deflate_device.h"
 
 #include <limits>
@@ -84,7 +85,7 @@ class DeflateDevice final : public DeviceBytesCodec {
   void load_kernels() const override { load_deflate_kernels(); }
 
   bool usable(const DeviceStageContext& context) const override {
-    return own(context) || (!context.settings->deflate_kernels && nvcomp_ && nvcomp_->usable(context));
+    return own(context) || (context.settings->deflate_kernels != KernelUse::kOn && nvcomp_ && nvcomp_->usable(context));
   }
 
   // A warp decodes a chunk: a launch needs thousands to fill the device.
@@ -105,9 +106,14 @@ class DeflateDevice final : public DeviceBytesCodec {
   }
 
  private:
-  // Our kernel takes chunks that must decode to exactly the decoded chunk.
-  static bool own(const DeviceStageContext& context) {
-    return context.settings->deflate_kernels && context.output.exact && context.output.bytes == context.chunk_bytes &&
+  // Our kernel takes chunks that must decode to exactly the decoded chunk. Under kAuto, reads
+  // of chunks up to 512 KiB, 32 MiB or more per host thread: one warp decodes a chunk, so
+  // it pays only with thousands of them, and loses on large chunks (docs/gpu.md).
+  bool own(const DeviceStageContext& context) const {
+    constexpr OwnKernelsRule kRule{.min_read_bytes_per_host_thread = 32u << 20, .max_chunk_bytes = 512u << 10};
+    const bool nvcomp_instead = nvcomp_ != nullptr && context.settings->nvcomp_decode;
+    return own_kernels_take(context.settings->deflate_kernels, context, kRule, nvcomp_instead) &&
+           context.output.exact && context.output.bytes == context.chunk_bytes &&
            context.chunk_bytes < std::numeric_limits<std::uint32_t>::max();
   }
 

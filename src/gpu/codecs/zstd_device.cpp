@@ -1,6 +1,7 @@
 // The device half of zstd (zstd_device.h): chunks planned by the walk, their tables, and
-// the batch work that launches the kernels. With Config::gpu.zstd_kernels off, the half is
-// nvCOMP's (opt-in, Config::gpu.nvcomp_decode), as before.
+// the batch work that launches the kernels. Where Config::gpu.zstd_kernels does not take a
+// read (off, or auto and the read is not one they win), the half is nvCOMP's (opt-in,
+// Config::gpu.nvcomp_decode), or none.
 #include "gpu/codecs/zstd_device.h"
 
 #include <algorithm>
@@ -94,7 +95,7 @@ class ZstdDevice final : public DeviceBytesCodec {
   void load_kernels() const override { load_zstd_kernels(); }
 
   bool usable(const DeviceStageContext& context) const override {
-    return own(context) || (!context.settings->zstd_kernels && nvcomp_->usable(context));
+    return own(context) || (context.settings->zstd_kernels != KernelUse::kOn && nvcomp_->usable(context));
   }
 
   // A warp decodes a block's literals, sequences and bytes: a launch needs thousands of
@@ -118,9 +119,13 @@ class ZstdDevice final : public DeviceBytesCodec {
   }
 
  private:
-  // Our kernels take chunks that must decode to exactly the decoded chunk.
+  // Our kernels take chunks that must decode to exactly the decoded chunk. Under kAuto, reads
+  // of chunks up to 2 MiB, 8 MiB or more per host thread: larger frames execute one block
+  // at a time (docs/gpu.md), and small reads wait on one warp's pace.
   static bool own(const DeviceStageContext& context) {
-    return context.settings->zstd_kernels && context.output.exact && context.output.bytes == context.chunk_bytes &&
+    constexpr OwnKernelsRule kRule{.min_read_bytes_per_host_thread = 8u << 20, .max_chunk_bytes = 2u << 20};
+    return own_kernels_take(context.settings->zstd_kernels, context, kRule, context.settings->nvcomp_decode) &&
+           context.output.exact && context.output.bytes == context.chunk_bytes &&
            context.chunk_bytes < std::numeric_limits<std::uint32_t>::max();
   }
 
