@@ -128,7 +128,8 @@ std::uint64_t fuzz_seed() {
 
 TEST(GpuFuzz, DamagedChunksNeverDecodeWrongOnTheDevice) {
   REQUIRE_GPU();
-  // zarrkit's zstd and deflate kernels are off by default: the fuzzing covers them too.
+  // zarrkit's zstd and deflate kernels leave reads this small to the host by default
+  // (auto): forced on, the fuzzing covers them too.
   ScopedConfig own_kernels{[](Config& c) {
     c.gpu.zstd_kernels = KernelUse::kOn;
     c.gpu.deflate_kernels = KernelUse::kOn;

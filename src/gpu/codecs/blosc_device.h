@@ -1,8 +1,9 @@
 // The device half of the blosc codec ("blosc", "numcodecs.blosc"): c-blosc 1.x chunks whose
 // blocks hold LZ4 or BloscLZ streams (or are stored raw) decode on the GPU, a warp per
 // stream, then unshuffle (byte or bit) block by block. Blocks compressed with zstd or zlib
-// decode with the zstd and deflate kernels (inner_streams.h) when Config::gpu.zstd_kernels
-// or deflate_kernels is on, then unshuffle in place; snappy decodes on the host.
+// decode with the zstd and deflate kernels (inner_streams.h) where Config::gpu.zstd_kernels
+// or deflate_kernels takes the read (on, or auto and the read is large enough: device_codec.h,
+// OwnKernelsRule), then unshuffle in place; snappy decodes on the host.
 #pragma once
 
 #include <cstdint>
