@@ -254,7 +254,8 @@ TEST(GpuChainPlan, OwnKernelsTakeTheReadsTheyWinByDefault) {
   };
   const std::vector<Case> cases = {
       {"zstd 256 KiB", {{"name", "zstd"}, {"configuration", {{"level", 1}}}}, {256, 256}, 8u << 20, true},
-      {"zstd 4 MiB", {{"name", "zstd"}, {"configuration", {{"level", 1}}}}, {1024, 1024}, 8u << 20, false},
+      {"zstd 4 MiB", {{"name", "zstd"}, {"configuration", {{"level", 1}}}}, {1024, 1024}, 8u << 20, true},
+      {"zstd 8 MiB", {{"name", "zstd"}, {"configuration", {{"level", 1}}}}, {1024, 2048}, 8u << 20, false},
       {"gzip 256 KiB", {{"name", "gzip"}, {"configuration", {{"level", 1}}}}, {256, 256}, 32u << 20, true},
       {"gzip 1 MiB", {{"name", "gzip"}, {"configuration", {{"level", 1}}}}, {512, 512}, 32u << 20, false},
       {"blosc zstd 16 MiB", blosc("zstd", "shuffle", 4), {2048, 2048}, 8u << 20, true},

@@ -19,7 +19,8 @@
 //
 // Array: 256x1024x1024 float32 (1 GiB, family N) on a local store with a warm page cache;
 // layouts: chunks 16x512x512 (16 MiB), 8x256x256 (2 MiB), 8x128x128 (512 KiB), shards
-// 16x512x512 of 8x128x128 inner chunks. Every path's output is compared with the written
+// 16x512x512 of 8x128x128 inner chunks (the default set); also 16x512x256 (8m) and
+// 16x256x256 (4m), where the zstd rule's chunk-size limit was set. Every path's output is compared with the written
 // values before it is timed. Medians of the timed reads, logical GB/s.
 #include <cuda_runtime.h>
 
@@ -84,6 +85,12 @@ ArraySpec layout_spec(const std::string& layout, const Shape& shape, const Bench
   if (layout == "16m") {
     spec.chunks = {16, 512, 512};
     spec.codecs = chain(codec);
+  } else if (layout == "8m") {
+    spec.chunks = {16, 512, 256};
+    spec.codecs = chain(codec);
+  } else if (layout == "4m") {
+    spec.chunks = {16, 256, 256};
+    spec.codecs = chain(codec);
   } else if (layout == "2m") {
     spec.chunks = {8, 256, 256};
     spec.codecs = chain(codec);
@@ -137,6 +144,8 @@ Array write_array(const std::filesystem::path& dir, const std::string& layout, c
 
 const char* layout_name(const std::string& layout) {
   if (layout == "16m") return "chunks 16x512x512 (16 MiB)";
+  if (layout == "8m") return "chunks 16x512x256 (8 MiB)";
+  if (layout == "4m") return "chunks 16x256x256 (4 MiB)";
   if (layout == "2m") return "chunks 8x256x256 (2 MiB)";
   if (layout == "512k") return "chunks 8x128x128 (512 KiB)";
   return "shards 16x512x512 of 8x128x128 inner chunks (512 KiB)";
@@ -279,7 +288,7 @@ int main(int argc, char** argv) {
       sweep = true;
     } else {
       std::cerr << "usage: zarrkit_codec_read_bench [--codec gzip|zstd|blosc-zstd|blosc-zlib] [--dir DIR] [--reps N] "
-                   "[--layouts 16m,2m,512k,sharded] [--paths TEXT] [--sweep]\n";
+                   "[--layouts 16m,8m,4m,2m,512k,sharded] [--paths TEXT] [--sweep]\n";
       return 1;
     }
   }
