@@ -169,7 +169,8 @@ struct OwnKernelsRule {
   std::uint64_t max_chunk_bytes = 0;
 };
 // Whether the kernels take part in a read: kOn always, kOff never, kAuto by `rule` unless
-// the read asked for nvCOMP (`nvcomp_instead`: Config::gpu.nvcomp_decode, for a codec it has).
+// the read asked for nvCOMP and nvCOMP takes it (`nvcomp_instead`: Config::gpu.nvcomp_decode
+// and nvCOMP's half usable for the read).
 bool own_kernels_take(KernelUse use, const DeviceStageContext& context, const OwnKernelsRule& rule,
                       bool nvcomp_instead);
 

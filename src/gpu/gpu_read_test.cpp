@@ -272,15 +272,21 @@ TEST(GpuChainPlan, OwnKernelsTakeTheReadsTheyWinByDefault) {
     const std::uint64_t enough = (c.bytes_per_thread * threads + chunk_bytes - 1) / chunk_bytes;
     // Whether the read's chain sends its chunks to zarrkit's kernels: a device stage that
     // wants the device filled (blosc's half takes part either way, for LZ4 inside).
-    auto kernels_take = [&](std::uint64_t chunks_in_read, KernelUse use) {
+    auto kernels_take = [&](std::uint64_t chunks_in_read, KernelUse use, bool nvcomp_asked_but_refuses = false) {
       gpu::DeviceSettings settings = gpu::device_settings(GpuConfig{});
       settings.zstd_kernels = settings.deflate_kernels = use;
+      if (nvcomp_asked_but_refuses) {
+        settings.nvcomp_decode = true;
+        settings.nvcomp_min_chunks = std::uint64_t{1} << 40;  // no batch is large enough for it
+      }
       const gpu::DeviceChain chain(m.codecs->prepare(m.chunk_spec()), std::min<std::uint64_t>(chunks_in_read, 512),
                                    settings, CodecRegistry::builtin(), chunks_in_read);
       return !chain.device_stages().empty() && chain.min_chunks_per_batch() == gpu::kChunksToFillTheDevice;
     };
     EXPECT_EQ(kernels_take(enough, KernelUse::kAuto), c.size_allowed) << c.name;
     EXPECT_FALSE(kernels_take(enough - 1, KernelUse::kAuto)) << c.name << ": one chunk short";
+    // Asking for nvCOMP leaves a read to it only where nvCOMP takes the read.
+    EXPECT_EQ(kernels_take(enough, KernelUse::kAuto, true), c.size_allowed) << c.name << ": nvCOMP refuses";
     EXPECT_FALSE(kernels_take(enough * 4, KernelUse::kOff)) << c.name;
     EXPECT_TRUE(kernels_take(1, KernelUse::kOn)) << c.name;
   }

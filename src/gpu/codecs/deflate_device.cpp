@@ -111,7 +111,7 @@ class DeflateDevice final : public DeviceBytesCodec {
   // it pays only with thousands of them, and loses on large chunks (docs/gpu.md).
   bool own(const DeviceStageContext& context) const {
     constexpr OwnKernelsRule kRule{.min_read_bytes_per_host_thread = 32u << 20, .max_chunk_bytes = 512u << 10};
-    const bool nvcomp_instead = nvcomp_ != nullptr && context.settings->nvcomp_decode;
+    const bool nvcomp_instead = nvcomp_ != nullptr && context.settings->nvcomp_decode && nvcomp_->usable(context);
     return own_kernels_take(context.settings->deflate_kernels, context, kRule, nvcomp_instead) &&
            context.output.exact && context.output.bytes == context.chunk_bytes &&
            context.chunk_bytes < std::numeric_limits<std::uint32_t>::max();

@@ -122,9 +122,10 @@ class ZstdDevice final : public DeviceBytesCodec {
   // Our kernels take chunks that must decode to exactly the decoded chunk. Under kAuto, reads
   // of chunks up to 4 MiB, 8 MiB or more per host thread: larger frames execute one block
   // at a time (docs/gpu.md), and small reads wait on one warp's pace.
-  static bool own(const DeviceStageContext& context) {
+  bool own(const DeviceStageContext& context) const {
     constexpr OwnKernelsRule kRule{.min_read_bytes_per_host_thread = 8u << 20, .max_chunk_bytes = 4u << 20};
-    return own_kernels_take(context.settings->zstd_kernels, context, kRule, context.settings->nvcomp_decode) &&
+    const bool nvcomp_instead = context.settings->nvcomp_decode && nvcomp_->usable(context);
+    return own_kernels_take(context.settings->zstd_kernels, context, kRule, nvcomp_instead) &&
            context.output.exact && context.output.bytes == context.chunk_bytes &&
            context.chunk_bytes < std::numeric_limits<std::uint32_t>::max();
   }
