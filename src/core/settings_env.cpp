@@ -19,6 +19,14 @@ std::string lower(std::string_view text) {
   return out;
 }
 
+// The words the variables take for a boolean (any case): 1, true, yes, on and 0, false, no, off.
+std::optional<bool> boolean_word(std::string_view text) {
+  const std::string v = lower(text);
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return std::nullopt;
+}
+
 // Reads the variables of one environment; every parser returns nullopt for an unset or
 // empty variable.
 class Reader {
@@ -112,9 +120,7 @@ class Reader {
   std::optional<bool> boolean(const char* name) const {
     const auto value = text(name);
     if (!value) return std::nullopt;
-    const std::string v = lower(*value);
-    if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
-    if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+    if (const auto b = boolean_word(*value)) return b;
     fail_invalid("environment variable {}=\"{}\" is not a boolean (1, true, yes, on or 0, false, no, off)", name,
                  *value);
   }
@@ -204,10 +210,8 @@ GdsMode parse_gds_mode(std::string_view text, std::string_view where) {
 }
 
 KernelUse parse_kernel_use(std::string_view text, std::string_view where) {
-  const std::string v = lower(text);
-  if (v == "auto") return KernelUse::kAuto;
-  if (v == "1" || v == "true" || v == "yes" || v == "on") return KernelUse::kOn;
-  if (v == "0" || v == "false" || v == "no" || v == "off") return KernelUse::kOff;
+  if (lower(text) == "auto") return KernelUse::kAuto;
+  if (const auto b = boolean_word(text)) return *b ? KernelUse::kOn : KernelUse::kOff;
   fail_invalid("{} is \"{}\": it must be auto, on (1, true, yes) or off (0, false, no)", where, text);
 }
 
