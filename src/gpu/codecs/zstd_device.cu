@@ -17,7 +17,7 @@ using warp::DeviceWarp;
 using warp::this_warp;
 
 constexpr unsigned kLiteralWarps = 4;
-constexpr unsigned kSequenceWarps = 2;
+constexpr unsigned kSequenceThreads = 64;
 constexpr unsigned kExecuteWarps = 4;
 constexpr unsigned kChecksumWarps = 4;
 
@@ -28,11 +28,12 @@ __global__ void __launch_bounds__(kWarpLanes* kLiteralWarps) literals_kernel(Zst
   if (b < L.block_count) warp_literals(w, L, b, memory[threadIdx.x / kWarpLanes]);
 }
 
-__global__ void __launch_bounds__(kWarpLanes* kSequenceWarps) sequences_kernel(ZstdLaunch L) {
-  __shared__ SequencesWarpMemory memory[kSequenceWarps];
+// Lane t decodes blocks t, t + lane_count, ... with its own memory.
+__global__ void __launch_bounds__(kSequenceThreads) sequences_kernel(ZstdLaunch L) {
   DeviceWarp w = this_warp();
-  const std::uint32_t b = blockIdx.x * kSequenceWarps + threadIdx.x / kWarpLanes;
-  if (b < L.block_count) warp_sequences(w, L, b, memory[threadIdx.x / kWarpLanes]);
+  const std::uint32_t t = blockIdx.x * kSequenceThreads + threadIdx.x;
+  if (t >= L.lane_count) return;
+  for (std::uint32_t b = t; b < L.block_count; b += L.lane_count) lane_sequences(w, L, b, L.lanes[t]);
 }
 
 __global__ void scan_kernel(ZstdLaunch L) {
@@ -76,7 +77,7 @@ cudaError_t launch_zstd_decode(const ZstdLaunch& L, cudaStream_t stream, const Z
   };
   if (blocks) literals_kernel<<<blocks_for(L.block_count, kLiteralWarps), kWarpLanes * kLiteralWarps, 0, stream>>>(L);
   mark(0);
-  if (blocks) sequences_kernel<<<blocks_for(L.block_count, kSequenceWarps), kWarpLanes * kSequenceWarps, 0, stream>>>(L);
+  if (blocks) sequences_kernel<<<blocks_for(L.lane_count, kSequenceThreads), kSequenceThreads, 0, stream>>>(L);
   mark(1);
   scan_kernel<<<blocks_for(L.chunk_count, 128), 128, 0, stream>>>(L);
   mark(2);

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "gpu/zstd/zstd_host_decoder.h"
+#include "gpu/zstd/zstd_sequences.cuh"
 
 namespace zarrkit::gpu {
 namespace {
@@ -56,10 +57,17 @@ bool plan_zstd_chunk(const std::uint8_t* bytes, std::uint64_t size, std::uint64_
   return e == zstd::kOk;
 }
 
+std::uint32_t zstd_sequence_lanes(std::uint64_t blocks) {
+  const std::uint64_t lanes = (blocks + 31) / 32 * 32;
+  return static_cast<std::uint32_t>(lanes < kMaxSequenceLanes ? lanes : kMaxSequenceLanes);
+}
+
 std::uint64_t zstd_scratch_bytes(const std::vector<const ZstdPlannedChunk*>& chunks) {
   std::uint64_t blocks = 0;
   for (const ZstdPlannedChunk* c : chunks) blocks += c->blocks.size();
-  return align(states_offset(chunks) + blocks * sizeof(zstd::BlockState)) + 256;
+  const std::uint64_t counter = align(states_offset(chunks) + blocks * sizeof(zstd::BlockState));
+  return align(counter + sizeof(std::uint32_t)) +
+         std::uint64_t{zstd_sequence_lanes(blocks)} * sizeof(zstd::SequenceLaneMemory);
 }
 
 bool build_zstd_tables(const std::vector<const ZstdPlannedChunk*>& chunks, const std::vector<std::uint64_t>& inputs,
@@ -97,6 +105,8 @@ bool build_zstd_tables(const std::vector<const ZstdPlannedChunk*>& chunks, const
   }
   t.at_states = at;
   t.at_counter = align(at + t.blocks.size() * sizeof(zstd::BlockState));
+  t.at_lanes = align(t.at_counter + sizeof(std::uint32_t));
+  t.lanes = zstd_sequence_lanes(t.blocks.size());
   return true;
 }
 
@@ -108,6 +118,8 @@ ZstdLaunch zstd_launch(const ZstdTables& t, const ZstdChunkJob* chunks, const zs
   l.blocks = blocks;
   l.states = reinterpret_cast<zstd::BlockState*>(scratch + t.at_states);
   l.counter = reinterpret_cast<std::uint32_t*>(scratch + t.at_counter);
+  l.lanes = reinterpret_cast<zstd::SequenceLaneMemory*>(scratch + t.at_lanes);
+  l.lane_count = t.lanes;
   l.status = status;
   l.chunk_count = static_cast<std::uint32_t>(t.chunks.size());
   l.frame_count = static_cast<std::uint32_t>(t.frames.size());

@@ -26,9 +26,12 @@ inline void run_stages_emulated(const ZstdLaunch& L, unsigned warps) {
     });
   }
   {
-    auto memory = std::make_unique<SequencesWarpMemory[]>(warps);
+    // A lane per block, as on the device (the lanes' memory is the host's here).
+    const unsigned lanes = warps * kWarpLanes;
+    auto memory = std::make_unique<SequenceLaneMemory[]>(lanes);
     run_warps(warps, [&](EmulatedWarp& w, unsigned k) {
-      for (std::uint32_t b = k; b < L.block_count; b += warps) warp_sequences(w, L, b, memory[k]);
+      const unsigned t = k * kWarpLanes + w.lane();
+      for (std::uint32_t b = t; b < L.block_count; b += lanes) lane_sequences(w, L, b, memory[t]);
     });
   }
   for (std::uint32_t c = 0; c < L.chunk_count; ++c) {

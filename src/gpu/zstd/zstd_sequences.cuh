@@ -27,6 +27,14 @@ struct SequenceTables {
   }
 };
 
+// What one lane of the sequences stage keeps while it decodes a block: the block's tables and
+// the scratch their build needs (in the launch's scratch on the device, each lane its own:
+// shared memory would hold a quarter as many lanes, and fewer lanes were slower).
+struct SequenceLaneMemory {
+  SequenceTables tables;
+  FseScratch scratch;
+};
+
 ZSTD_HD std::int32_t build_block_tables(const std::uint8_t* chunk, const BlockJob& block, SequenceTables& t,
                                         FseScratch& scratch) {
   for (std::uint32_t kind = 0; kind < 3; ++kind) {

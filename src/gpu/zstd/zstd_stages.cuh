@@ -166,17 +166,14 @@ ZSTD_HD void warp_literals(Warp& w, const ZstdLaunch& L, std::uint32_t b, Litera
   w.sync();  // the warp's memory is reused for its next block
 }
 
-// ---- Sequences: a warp per compressed block (its first lane decodes) ---------------------
+// ---- Sequences: a lane per compressed block ----------------------------------------------
 
-struct SequencesWarpMemory {
-  SequenceTables tables;
-  FseScratch scratch;
-};
-
+// One lane decodes block b's sequences with its own tables (`s`): the lanes of a warp decode
+// different blocks side by side, each a serial bit stream. Only the lane's own operations of
+// the Warp are used (the chunk's status), no collective: lanes may have different blocks or none.
 ZSTD_WARP_TEMPLATE
 template <typename Warp>
-ZSTD_HD void warp_sequences(Warp& w, const ZstdLaunch& L, std::uint32_t b, SequencesWarpMemory& s) {
-  if (w.lane() != 0) return;
+ZSTD_HD void lane_sequences(Warp& w, const ZstdLaunch& L, std::uint32_t b, SequenceLaneMemory& s) {
   const BlockJob& block = L.blocks[b];
   if (block.type != kCompressedBlock) return;
   const ZstdChunkJob& chunk = L.chunks[block.chunk];
