@@ -107,6 +107,36 @@ constexpr std::size_t kLargestFrame = 400000;
 constexpr int kDamaged = 1000;
 #endif
 
+// The sequences stage's lanes: one per block (in whole warps) up to the most, their memory
+// after the counter in the launch's scratch, inside it.
+TEST(ZstdBatch, ALaneForEveryBlockUpToTheMostInsideTheScratch) {
+  EXPECT_EQ(zstd_sequence_lanes(0), 0u);
+  EXPECT_EQ(zstd_sequence_lanes(1), 32u);
+  EXPECT_EQ(zstd_sequence_lanes(33), 64u);
+  EXPECT_EQ(zstd_sequence_lanes(kMaxSequenceLanes), kMaxSequenceLanes);
+  EXPECT_EQ(zstd_sequence_lanes(std::uint64_t{kMaxSequenceLanes} * 5 + 1), kMaxSequenceLanes);
+  const std::vector<testing::Frame> frames = testing::standard_frames(true);
+  std::vector<ZstdPlannedChunk> planned(2);
+  std::vector<const ZstdPlannedChunk*> chunks;
+  std::vector<std::uint64_t> addresses;
+  std::uint64_t blocks = 0;
+  for (const auto& f : frames) {
+    if (chunks.size() == planned.size()) break;
+    ZstdPlannedChunk& p = planned[chunks.size()];
+    if (!plan_zstd_chunk(f.bytes.data(), f.bytes.size(), f.original.size(), p)) continue;
+    blocks += p.blocks.size();
+    chunks.push_back(&p);
+    addresses.push_back(0);
+  }
+  ASSERT_EQ(chunks.size(), 2u);
+  ZstdTables t;
+  ASSERT_TRUE(build_zstd_tables(chunks, addresses, addresses, 0, t));
+  EXPECT_EQ(t.lanes, zstd_sequence_lanes(blocks));
+  EXPECT_GE(t.at_lanes, t.at_counter + sizeof(std::uint32_t));
+  EXPECT_EQ(t.at_lanes % alignof(SequenceLaneMemory), 0u);
+  EXPECT_EQ(t.at_lanes + std::uint64_t{t.lanes} * sizeof(SequenceLaneMemory), zstd_scratch_bytes(chunks));
+}
+
 TEST(ZstdWarpStages, DifferentialSetEqualsTheHostDecoder) {
   std::vector<Bytes> inputs;
   std::vector<std::uint64_t> sizes;
