@@ -18,7 +18,7 @@ struct SequenceLaneMemory;
 // The sequences stage decodes each compressed block with one lane, which builds the block's
 // tables in its own SequenceLaneMemory of the launch's scratch: a launch has a lane per block
 // up to this many. Each lane's decode is a chain of dependent loads, so the stage goes as
-// fast as the lanes in flight; their memory (about 6.6 KiB each) is the cost.
+// fast as the lanes in flight; their memory (about 6.5 KiB each) is the cost.
 constexpr std::uint32_t kMaxSequenceLanes = 16384;
 std::uint32_t zstd_sequence_lanes(std::uint64_t blocks);
 
