@@ -27,8 +27,11 @@
 #include <vector>
 
 #include "bench_data.h"
+#include "gpu/deflate/deflate_huffman.cuh"
 
 namespace {
+
+using namespace zarrkit::gpu;
 
 // The stream's bits, least significant first; reads past the end give zeros and set `over`.
 struct Bits {
@@ -50,56 +53,22 @@ struct Bits {
   }
 };
 
-// A canonical Huffman code: how many codes of each length, the symbols by (length, symbol).
-struct Code {
-  std::uint16_t count[16] = {};
-  std::uint16_t symbol[288] = {};
-  int used = 0;  // symbols with a code
-};
+using deflate::DistCode;
+using deflate::LitLenCode;
 
-// Builds the code; returns the codes left unused (0: complete), negative if over-subscribed.
-int build(Code& c, const std::uint8_t* lengths, int n) {
-  std::fill(std::begin(c.count), std::end(c.count), 0);
-  c.used = 0;
-  for (int s = 0; s < n; ++s) ++c.count[lengths[s]];
-  c.used = n - c.count[0];
-  int left = 1;
-  for (int len = 1; len < 16; ++len) {
-    left = left * 2 - c.count[len];
-    if (left < 0) return left;
-  }
-  std::uint16_t offsets[16] = {};
-  for (int len = 1; len < 15; ++len) offsets[len + 1] = static_cast<std::uint16_t>(offsets[len] + c.count[len]);
-  for (int s = 0; s < n; ++s) {
-    if (lengths[s] != 0) c.symbol[offsets[lengths[s]]++] = static_cast<std::uint16_t>(s);
-  }
-  return left;
-}
-
-// zlib's rule: complete, or a single code of length 1.
-bool acceptable(const Code& c, int left) { return left == 0 || (left > 0 && c.used == 1 && c.count[1] == 1); }
-
-// The next symbol, bit by bit through the canonical code; -1 when no code matches.
+// The next symbol through the canonical code (the engine's canonical walk); -1 when no code
+// matches.
+template <typename Code>
 int decode(Bits& in, const Code& c) {
-  int code = 0, first = 0, index = 0;
-  for (int len = 1; len < 16; ++len) {
-    code |= static_cast<int>(in.get(1));
-    const int count = c.count[len];
-    if (code - first < count) return c.symbol[index + code - first];
-    index += count;
-    first = (first + count) << 1;
-    code <<= 1;
-  }
-  return -1;
+  const std::uint64_t at = in.pos;
+  const bool over = in.over;  // the look-ahead may pass the end where the code does not
+  const std::uint32_t bits = in.get(deflate::kMaxCodeBits);
+  const std::uint32_t found = deflate::canonical_lookup(c, bits, deflate::kMaxCodeBits);
+  if (found == 0) return -1;
+  in.pos = at + (found & 15u);
+  in.over = over || in.pos > in.size_bits;
+  return static_cast<int>(found >> 4);
 }
-
-constexpr std::uint16_t kLengthBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                           31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-constexpr std::uint8_t kLengthExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-constexpr std::uint16_t kDistBase[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-                                         193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-constexpr std::uint8_t kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
-constexpr std::uint8_t kLengthOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
 // One symbol of the output: a literal (distance 0, value the byte) or a match.
 struct Token {
@@ -109,27 +78,33 @@ struct Token {
 
 // The codes of a block.
 struct Codes {
-  Code literals, distances;
+  LitLenCode literals;
+  DistCode distances;
 };
 
 void fixed_codes(Codes& c) {
-  std::uint8_t l[288];
+  std::uint8_t l[deflate::kLitLenSymbols];
   for (int s = 0; s < 288; ++s) l[s] = s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
-  build(c.literals, l, 288);
-  std::uint8_t d[30];
+  deflate::prepare_code(l, deflate::kLitLenSymbols, c.literals, false);
+  std::uint8_t d[deflate::kMaxDistCodes];
   std::fill(std::begin(d), std::end(d), 5);
-  build(c.distances, d, 30);
+  deflate::prepare_code(d, deflate::kMaxDistCodes, c.distances, false);
 }
 
-// A dynamic block's header (after its 3 header bits): its codes, with zlib's checks.
+// A dynamic block's header (after its 3 header bits): its codes, with the engine's (zlib's)
+// checks.
 bool read_dynamic(Bits& in, Codes& c) {
   const int nlen = static_cast<int>(in.get(5)) + 257, ndist = static_cast<int>(in.get(5)) + 1;
   const int ncode = static_cast<int>(in.get(4)) + 4;
-  if (nlen > 286 || ndist > 30) return false;
+  if (nlen > static_cast<int>(deflate::kMaxLitLenCodes) || ndist > static_cast<int>(deflate::kMaxDistCodes)) {
+    return false;
+  }
   std::uint8_t lengths[320] = {};
-  for (int i = 0; i < ncode; ++i) lengths[kLengthOrder[i]] = static_cast<std::uint8_t>(in.get(3));
-  Code lencode;
-  if (build(lencode, lengths, 19) != 0) return false;
+  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(ncode); ++i) {
+    lengths[deflate::code_length_order(i)] = static_cast<std::uint8_t>(in.get(3));
+  }
+  deflate::CodeLengthCode lencode;
+  if (deflate::prepare_code(lengths, deflate::kCodeLengthSymbols, lencode, true) != deflate::kOk) return false;
   int i = 0;
   while (i < nlen + ndist) {
     const int s = decode(in, lencode);
@@ -152,10 +127,9 @@ bool read_dynamic(Bits& in, Codes& c) {
     if (i + repeat > nlen + ndist) return false;
     while (repeat-- > 0) lengths[i++] = v;
   }
-  if (lengths[256] == 0) return false;
-  if (!acceptable(c.literals, build(c.literals, lengths, nlen))) return false;
-  const int left = build(c.distances, lengths + nlen, ndist);
-  return left == 0 || c.distances.used <= 1;
+  if (lengths[deflate::kEndOfBlock] == 0) return false;
+  if (deflate::prepare_code(lengths, static_cast<std::uint32_t>(nlen), c.literals, false) != deflate::kOk) return false;
+  return deflate::prepare_code(lengths + nlen, static_cast<std::uint32_t>(ndist), c.distances, false) == deflate::kOk;
 }
 
 // The symbols of a block up to its end-of-block into `tokens` (when given). `window`: the
@@ -172,10 +146,13 @@ bool read_symbols(Bits& in, const Codes& c, std::uint64_t window, std::vector<To
     }
     if (s == 256) return true;
     if (s > 285) return false;
-    const std::uint32_t length = kLengthBase[s - 257] + in.get(kLengthExtra[s - 257]);
+    std::uint32_t base = 0, extra = 0;
+    deflate::length_code(static_cast<std::uint32_t>(s), &base, &extra);
+    const std::uint32_t length = base + in.get(extra);
     const int d = decode(in, c.distances);
     if (d < 0 || d > 29 || in.over) return false;
-    const std::uint32_t distance = kDistBase[d] + in.get(kDistExtra[d]);
+    deflate::distance_code(static_cast<std::uint32_t>(d), &base, &extra);
+    const std::uint32_t distance = base + in.get(extra);
     if (distance > window) return false;
     if (tokens) tokens->push_back({length, distance});
   }
@@ -207,7 +184,7 @@ bool parse_stream(const std::vector<std::uint8_t>& z, std::vector<Block>& blocks
       if (type == 1) fixed_codes(c);
       else if (!read_dynamic(in, c)) return false;
       std::uint64_t symbols = 0;
-      if (!read_symbols(in, c, 32768, &tokens, ~std::uint64_t{0}, &symbols)) return false;
+      if (!read_symbols(in, c, deflate::kWindow, &tokens, ~std::uint64_t{0}, &symbols)) return false;
     }
     if (in.over) return false;
     if (final_block) return true;
@@ -231,7 +208,7 @@ bool plausible_start(const std::vector<std::uint8_t>& z, std::uint64_t p, bool* 
   *header_bits = in.pos - p;
   if (!header) return false;
   *header_ok = true;
-  if (!read_symbols(in, c, 32768, nullptr, 1u << 22, symbols)) return false;
+  if (!read_symbols(in, c, deflate::kWindow, nullptr, 1u << 22, symbols)) return false;
   if (final_block) return true;
   in.get(1);  // the next block's BFINAL
   const std::uint32_t next_type = in.get(2);
@@ -280,7 +257,7 @@ int main(int argc, char** argv) {
   zs.avail_in = static_cast<uInt>(size);
   zs.next_out = z.data();
   zs.avail_out = static_cast<uInt>(z.size());
-  if (deflate(&zs, Z_FINISH) != Z_STREAM_END) return 1;
+  if (::deflate(&zs, Z_FINISH) != Z_STREAM_END) return 1;
   z.resize(zs.total_out);
   deflateEnd(&zs);
 
@@ -373,7 +350,7 @@ int main(int argc, char** argv) {
           const bool u = source < begin || unresolved[source] != 0;
           unresolved[at + j] = u ? 1 : 0;
           part_unresolved += u ? 1 : 0;
-          tail += u && at + j + 32768 >= end ? 1 : 0;
+          tail += u && at + j + deflate::kWindow >= end ? 1 : 0;
         }
       }
       unresolved_total += part_unresolved;

@@ -1,8 +1,9 @@
 // The stages of a zstd batch (zstd_batch.h) as a warp runs them: one warp per block (or
-// frame), its 32 lanes sharing the work. Written against a Warp type that supplies the
-// warp's collectives and memory operations: the kernels (src/gpu/codecs/zstd_device.cu)
-// run them with the hardware's, and the host tests with 32 threads per emulated warp
-// (zstd_emulated_warp.h), so the parallel logic below is tested without a GPU.
+// frame), its 32 lanes sharing the work; the sequences stage, a lane per block. Written
+// against a Warp type that supplies the warp's collectives and memory operations: the
+// kernels (src/gpu/codecs/zstd_device.cu) run them with the hardware's, and the host tests
+// with 32 threads per emulated warp (zstd_emulated_warp.h), so the parallel logic below is
+// tested without a GPU.
 //
 // A Warp w has: lane(); sync(); ballot(bool); any(bool); shfl(u32, lane); shfl_up(u32, d);
 // shfl_xor(u32, mask); load_shared(const u8*) (a byte other warps may have written during
