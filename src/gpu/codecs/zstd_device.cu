@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "gpu/zstd/zstd_batch.h"
+
 #include "gpu/warp/device_warp.cuh"
 #include "gpu/zstd/zstd_stages.cuh"
 
@@ -17,7 +19,6 @@ using warp::DeviceWarp;
 using warp::this_warp;
 
 constexpr unsigned kLiteralWarps = 4;
-constexpr unsigned kSequenceThreads = 64;
 constexpr unsigned kExecuteWarps = 4;
 constexpr unsigned kChecksumWarps = 4;
 
@@ -28,12 +29,39 @@ __global__ void __launch_bounds__(kWarpLanes* kLiteralWarps) literals_kernel(Zst
   if (b < L.block_count) warp_literals(w, L, b, memory[threadIdx.x / kWarpLanes]);
 }
 
-// Lane t decodes blocks t, t + lane_count, ... with its own memory.
-__global__ void __launch_bounds__(kSequenceThreads) sequences_kernel(ZstdLaunch L) {
+// Lane t of `lanes` decodes blocks t, t + lanes, ... with its memory in shared memory (the
+// launch's dynamic shared memory, one SequenceLaneMemory per thread).
+__global__ void __launch_bounds__(kMaxSequenceBlockLanes) sequences_kernel(ZstdLaunch L, std::uint32_t lanes) {
+  extern __shared__ SequenceLaneMemory lane_memory[];
+  __shared__ SequenceCodes codes;
+  fill_sequence_codes(codes, threadIdx.x, blockDim.x);
+  __syncthreads();
   DeviceWarp w = this_warp();
-  const std::uint32_t t = blockIdx.x * kSequenceThreads + threadIdx.x;
-  if (t >= L.lane_count) return;
-  for (std::uint32_t b = t; b < L.block_count; b += L.lane_count) lane_sequences(w, L, b, L.lanes[t]);
+  const std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  for (std::uint32_t b = t; b < L.block_count; b += lanes) lane_sequences(w, L, b, codes, lane_memory[threadIdx.x]);
+}
+
+// The sequences stage's shape on the current device: lanes per thread block (as many as
+// its shared memory holds) and thread blocks (as many as fit at once, no more than the
+// blocks need). The attribute is the device's: set at every launch.
+cudaError_t sequences_shape(std::uint32_t block_count, int device, int sms, unsigned* threads, unsigned* grid,
+                            std::size_t* shared) {
+  int optin = 0;
+  cudaFuncAttributes a;
+  cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, sequences_kernel);
+  if (e != cudaSuccess) return e;
+  const std::uint64_t room = static_cast<std::uint64_t>(optin) - std::min<std::uint64_t>(optin, a.sharedSizeBytes);
+  *threads = std::min(zstd_sequence_block_lanes(room), static_cast<std::uint32_t>(a.maxThreadsPerBlock));
+  if (*threads == 0) return cudaErrorInvalidConfiguration;
+  *shared = std::size_t{*threads} * sizeof(SequenceLaneMemory);
+  e = cudaFuncSetAttribute(sequences_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(*shared));
+  int per_sm = 0;
+  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sequences_kernel, *threads, *shared);
+  if (e != cudaSuccess) return e;
+  const std::uint64_t wanted = (std::uint64_t{block_count} + *threads - 1) / *threads;
+  *grid = static_cast<unsigned>(std::min<std::uint64_t>(wanted, std::uint64_t(sms) * std::max(per_sm, 1)));
+  return cudaSuccess;
 }
 
 __global__ void scan_kernel(ZstdLaunch L) {
@@ -77,7 +105,12 @@ cudaError_t launch_zstd_decode(const ZstdLaunch& L, cudaStream_t stream, const Z
   };
   if (blocks) literals_kernel<<<blocks_for(L.block_count, kLiteralWarps), kWarpLanes * kLiteralWarps, 0, stream>>>(L);
   mark(0);
-  if (blocks) sequences_kernel<<<blocks_for(L.lane_count, kSequenceThreads), kSequenceThreads, 0, stream>>>(L);
+  if (blocks) {
+    unsigned threads = 0, grid = 0;
+    std::size_t shared = 0;
+    if ((e = sequences_shape(L.block_count, device, sms, &threads, &grid, &shared)) != cudaSuccess) return e;
+    sequences_kernel<<<grid, threads, shared, stream>>>(L, grid * threads);
+  }
   mark(1);
   scan_kernel<<<blocks_for(L.chunk_count, 128), 128, 0, stream>>>(L);
   mark(2);

@@ -57,17 +57,16 @@ bool plan_zstd_chunk(const std::uint8_t* bytes, std::uint64_t size, std::uint64_
   return e == zstd::kOk;
 }
 
-std::uint32_t zstd_sequence_lanes(std::uint64_t blocks) {
-  const std::uint64_t lanes = (blocks + 31) / 32 * 32;
-  return static_cast<std::uint32_t>(lanes < kMaxSequenceLanes ? lanes : kMaxSequenceLanes);
+std::uint32_t zstd_sequence_block_lanes(std::uint64_t shared_bytes) {
+  const std::uint64_t lanes = shared_bytes / sizeof(zstd::SequenceLaneMemory);
+  return static_cast<std::uint32_t>(lanes < kMaxSequenceBlockLanes ? lanes : kMaxSequenceBlockLanes);
 }
 
 std::uint64_t zstd_scratch_bytes(const std::vector<const ZstdPlannedChunk*>& chunks) {
   std::uint64_t blocks = 0;
   for (const ZstdPlannedChunk* c : chunks) blocks += c->blocks.size();
   const std::uint64_t counter = align(states_offset(chunks) + blocks * sizeof(zstd::BlockState));
-  return align(counter + sizeof(std::uint32_t)) +
-         std::uint64_t{zstd_sequence_lanes(blocks)} * sizeof(zstd::SequenceLaneMemory);
+  return counter + sizeof(std::uint32_t);
 }
 
 bool build_zstd_tables(const std::vector<const ZstdPlannedChunk*>& chunks, const std::vector<std::uint64_t>& inputs,
@@ -105,8 +104,6 @@ bool build_zstd_tables(const std::vector<const ZstdPlannedChunk*>& chunks, const
   }
   t.at_states = at;
   t.at_counter = align(at + t.blocks.size() * sizeof(zstd::BlockState));
-  t.at_lanes = align(t.at_counter + sizeof(std::uint32_t));
-  t.lanes = zstd_sequence_lanes(t.blocks.size());
   return true;
 }
 
@@ -118,8 +115,6 @@ ZstdLaunch zstd_launch(const ZstdTables& t, const ZstdChunkJob* chunks, const zs
   l.blocks = blocks;
   l.states = reinterpret_cast<zstd::BlockState*>(scratch + t.at_states);
   l.counter = reinterpret_cast<std::uint32_t*>(scratch + t.at_counter);
-  l.lanes = reinterpret_cast<zstd::SequenceLaneMemory*>(scratch + t.at_lanes);
-  l.lane_count = t.lanes;
   l.status = status;
   l.chunk_count = static_cast<std::uint32_t>(t.chunks.size());
   l.frame_count = static_cast<std::uint32_t>(t.frames.size());

@@ -11,16 +11,11 @@
 
 namespace zarrkit::gpu {
 
-namespace zstd {
-struct SequenceLaneMemory;
-}  // namespace zstd
-
 // The sequences stage decodes each compressed block with one lane, which builds the block's
-// tables in its own SequenceLaneMemory of the launch's scratch: a launch has a lane per block
-// up to this many. Each lane's decode is a chain of dependent loads, so the stage goes as
-// fast as the lanes in flight; their memory (about 6.5 KiB each) is the cost.
-constexpr std::uint32_t kMaxSequenceLanes = 16384;
-std::uint32_t zstd_sequence_lanes(std::uint64_t blocks);
+// tables in its own zstd::SequenceLaneMemory in shared memory: a thread block has as many
+// lanes as `shared_bytes` (what one thread block may have) holds, up to kMaxSequenceBlockLanes.
+constexpr std::uint32_t kMaxSequenceBlockLanes = 256;
+std::uint32_t zstd_sequence_block_lanes(std::uint64_t shared_bytes);
 
 // One chunk of a batch, as the stages see it (addresses in the memory they run on).
 struct ZstdChunkJob {
@@ -45,8 +40,6 @@ struct ZstdLaunch {
   const zstd::BlockJob* blocks = nullptr;
   zstd::BlockState* states = nullptr;  // one per block, zeroed before the stages
   std::uint32_t* counter = nullptr;    // the execution stage's next block, zeroed before
-  zstd::SequenceLaneMemory* lanes = nullptr;  // the sequences stage's, one per lane
-  std::uint32_t lane_count = 0;
   std::int32_t* status = nullptr;
   std::uint32_t chunk_count = 0;
   std::uint32_t frame_count = 0;
@@ -72,19 +65,18 @@ bool plan_zstd_chunk(const std::uint8_t* bytes, std::uint64_t size, std::uint64_
 constexpr std::uint64_t kZstdSequenceAreaFactor = 2;
 
 // The scratch a launch over `chunks` needs: their literal and sequence areas, the block
-// states, the counter and the sequence lanes' memory.
+// states and the counter.
 std::uint64_t zstd_scratch_bytes(const std::vector<const ZstdPlannedChunk*>& chunks);
 
 // The tables of planned chunks (in chunk order, to upload), with absolute addresses:
 // `inputs[i]`, `outputs[i]` are those of chunk i's bytes and decoded slot, `scratch` that
 // of zstd_scratch_bytes() of memory, which holds the literal and sequence areas, the block
-// states (at_states), the counter (at_counter) and the sequence lanes' memory (at_lanes).
+// states (at_states) and the counter (at_counter).
 struct ZstdTables {
   std::vector<ZstdChunkJob> chunks;
   std::vector<zstd::FrameJob> frames;
   std::vector<zstd::BlockJob> blocks;
-  std::uint64_t at_states = 0, at_counter = 0, at_lanes = 0;
-  std::uint32_t lanes = 0;
+  std::uint64_t at_states = 0, at_counter = 0;
 };
 // False when the batch has more blocks or frames than 32-bit indices take.
 bool build_zstd_tables(const std::vector<const ZstdPlannedChunk*>& chunks, const std::vector<std::uint64_t>& inputs,

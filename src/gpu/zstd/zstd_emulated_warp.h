@@ -25,13 +25,17 @@ inline void run_stages_emulated(const ZstdLaunch& L, unsigned warps) {
       for (std::uint32_t b = k; b < L.block_count; b += warps) warp_literals(w, L, b, memory[k]);
     });
   }
-  // The launch's lanes, as on the device (lane s decodes blocks s, s + lane_count, ...
-  // with L.lanes[s]), taken by the emulated lanes in turn.
-  run_warps(warps, [&](EmulatedWarp& w, unsigned k) {
-    for (std::uint32_t s = k * kWarpLanes + w.lane(); s < L.lane_count; s += warps * kWarpLanes) {
-      for (std::uint32_t b = s; b < L.block_count; b += L.lane_count) lane_sequences(w, L, b, L.lanes[s]);
-    }
-  });
+  {
+    // As on the device: lane s of the warps decodes blocks s, s + lanes, ... with its own memory.
+    const std::uint32_t lanes = warps * kWarpLanes;
+    auto memory = std::make_unique<SequenceLaneMemory[]>(lanes);
+    SequenceCodes codes;
+    fill_sequence_codes(codes, 0, 1);
+    run_warps(warps, [&](EmulatedWarp& w, unsigned k) {
+      const std::uint32_t s = k * kWarpLanes + w.lane();
+      for (std::uint32_t b = s; b < L.block_count; b += lanes) lane_sequences(w, L, b, codes, memory[s]);
+    });
+  }
   for (std::uint32_t c = 0; c < L.chunk_count; ++c) {
     std::int32_t& status = L.status[L.chunks[c].status];
     if (status != kOk) continue;

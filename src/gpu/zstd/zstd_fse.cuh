@@ -124,18 +124,25 @@ ZSTD_HD std::int32_t read_fse_counts(const std::uint8_t* src, std::uint32_t size
 
 // ---- Decoding tables -----------------------------------------------------------------------
 
+// A cell's state (in [count, 2 * count) of its symbol) gives the bits to read for the next
+// state and that state's base.
+ZSTD_HD_FORCE std::uint32_t fse_state_bits(std::uint32_t state, std::uint32_t log) { return log - highbit(state); }
+ZSTD_HD_FORCE std::uint32_t fse_next_base(std::uint32_t state, std::uint32_t bits, std::uint32_t log) {
+  return (state << bits) - (1u << log);
+}
+
 // Spreads the symbols over the 1 << log cells of a decoding table (RFC 8878 4.1.1): cells
 // of "less than 1" symbols from the top, the others along the step sequence. Then each cell
-// gets the bits to read and the base of the next state. `emit(cell, symbol, bits, base)`
-// stores one cell. `cell_symbol` (1 << log bytes) and `next` (symbols entries) are scratch.
-template <typename Emit>
-ZSTD_HD bool build_fse_cells(const std::int16_t* counts, std::uint32_t symbols, std::uint32_t log,
-                             std::uint8_t* cell_symbol, std::uint16_t* next, Emit emit) {
+// gets its state; `emit(cell, symbol, state)` stores one cell. `cell_symbol` (1 << log
+// entries; it may be the table itself) and `next` (symbols entries) are scratch.
+template <typename Symbol, typename Emit>
+ZSTD_HD bool build_fse_cells(const std::int16_t* counts, std::uint32_t symbols, std::uint32_t log, Symbol* cell_symbol,
+                             std::uint16_t* next, Emit emit) {
   const std::uint32_t size = 1u << log;
   std::uint32_t high = size - 1;
   for (std::uint32_t s = 0; s < symbols; ++s) {
     if (counts[s] == -1) {
-      cell_symbol[high--] = static_cast<std::uint8_t>(s);
+      cell_symbol[high--] = static_cast<Symbol>(s);
       next[s] = 1;
     } else {
       next[s] = static_cast<std::uint16_t>(counts[s]);
@@ -146,7 +153,7 @@ ZSTD_HD bool build_fse_cells(const std::int16_t* counts, std::uint32_t symbols, 
   std::uint32_t position = 0;
   for (std::uint32_t s = 0; s < symbols; ++s) {
     for (std::int32_t i = 0; i < counts[s]; ++i) {
-      cell_symbol[position] = static_cast<std::uint8_t>(s);
+      cell_symbol[position] = static_cast<Symbol>(s);
       do {
         position = (position + step) & mask;
       } while (position > high);
@@ -155,46 +162,73 @@ ZSTD_HD bool build_fse_cells(const std::int16_t* counts, std::uint32_t symbols, 
   if (position != 0) return false;  // the counts did not fill the table exactly
   for (std::uint32_t cell = 0; cell < size; ++cell) {
     const std::uint32_t s = cell_symbol[cell];
-    const std::uint32_t state = next[s]++;
-    const std::uint32_t bits = log - highbit(state);
-    emit(cell, s, bits, (state << bits) - size);
+    emit(cell, s, std::uint32_t{next[s]++});
   }
   return true;
 }
 
-// A cell of the tables of literals lengths, match lengths and offsets, in one word so that
-// a warp's three tables are small (more warps fit on a multiprocessor): the base of the
-// next state (9 bits), the bits to read for it (4), the code's extra bits (5), the code (6),
-// whose baseline sequence_baseline() gives, and the sum of both counts of bits (6).
+// A cell of the tables of literals lengths, match lengths and offsets, in 16 bits so that
+// the sequences stage's lanes keep their three tables in shared memory: the code (6 bits)
+// and the cell's state (10), from which the table's log gives the bits to read for the next
+// state and its base. An RLE table is one cell of state 1 and log 0 (no bits, base 0).
 struct SequenceCell {
-  std::uint32_t packed;
+  std::uint16_t packed;
 
-  ZSTD_HD_FORCE std::uint32_t next_base() const { return packed & 0x1FFu; }
-  ZSTD_HD_FORCE std::uint32_t bits() const { return (packed >> 9) & 0xFu; }
-  ZSTD_HD_FORCE std::uint32_t extra_bits() const { return (packed >> 13) & 0x1Fu; }
-  ZSTD_HD_FORCE std::uint32_t code() const { return (packed >> 18) & 0x3Fu; }
-  ZSTD_HD_FORCE std::uint32_t all_bits() const { return packed >> 24; }
+  ZSTD_HD_FORCE std::uint32_t code() const { return packed & 0x3Fu; }
+  ZSTD_HD_FORCE std::uint32_t state() const { return packed >> 6; }
 };
+// A state is below twice the table's size (a count is at most the size): 10 bits hold it.
+static_assert(kLiteralsLengthMaxLog <= 9 && kMatchLengthMaxLog <= 9 && kOffsetMaxLog <= 9);
+ZSTD_HD_FORCE SequenceCell sequence_cell(std::uint32_t code, std::uint32_t state) {
+  return SequenceCell{static_cast<std::uint16_t>(code | state << 6)};
+}
 
 // The largest table of each kind, in cells.
 constexpr std::uint32_t kSequenceTableCells[3] = {1u << kLiteralsLengthMaxLog, 1u << kOffsetMaxLog,
                                                   1u << kMatchLengthMaxLog};
 
-// The value a code stands for before its extra bits (offsets: Offset_Value = (1 << code) +
-// the code's extra bits).
-ZSTD_HD_FORCE std::uint32_t sequence_baseline(std::uint32_t kind, std::uint32_t code) {
-  if (kind == kLiteralsLengths) return ZSTD_TABLE(kLlBaselines)[code];
-  if (kind == kMatchLengths) return ZSTD_TABLE(kMlBaselines)[code];
-  return 1u << code;
+// The baseline and extra bits of each code of literals lengths and match lengths, as one
+// word (baseline | extra bits << 24), where the lanes of a warp look them up with different
+// codes: the kernels copy them to shared memory (constant memory serves one address at a
+// time). Offsets need no table: code c has c extra bits and baseline 1 << c.
+struct SequenceCodes {
+  std::uint32_t literals_lengths[kMaxLiteralsLengthCode + 1];
+  std::uint32_t match_lengths[kMaxMatchLengthCode + 1];
+};
+constexpr std::uint32_t kSequenceCodeEntries = kMaxLiteralsLengthCode + 1 + kMaxMatchLengthCode + 1;
+
+// Fills entries first, first + step, ... of `codes` (a block's threads share the work).
+ZSTD_HD void fill_sequence_codes(SequenceCodes& codes, std::uint32_t first, std::uint32_t step) {
+  for (std::uint32_t i = first; i < kSequenceCodeEntries; i += step) {
+    if (i <= kMaxLiteralsLengthCode) {
+      codes.literals_lengths[i] = ZSTD_TABLE(kLlBaselines)[i] | std::uint32_t{ZSTD_TABLE(kLlBits)[i]} << 24;
+    } else {
+      const std::uint32_t c = i - (kMaxLiteralsLengthCode + 1);
+      codes.match_lengths[c] = ZSTD_TABLE(kMlBaselines)[c] | std::uint32_t{ZSTD_TABLE(kMlBits)[c]} << 24;
+    }
+  }
 }
 
-// The cell of `code` with the state transition (bits, next_base).
-ZSTD_HD SequenceCell code_cell(std::uint32_t kind, std::uint32_t code, std::uint32_t bits = 0,
-                               std::uint32_t next_base = 0) {
-  const std::uint32_t extra = kind == kLiteralsLengths ? ZSTD_TABLE(kLlBits)[code]
-                              : kind == kMatchLengths  ? ZSTD_TABLE(kMlBits)[code]
-                                                       : code;
-  return SequenceCell{next_base | bits << 9 | extra << 13 | code << 18 | (bits + extra) << 24};
+// What a sequence takes from one cell: its code's baseline and extra bits, and the bits and
+// base of the next state.
+struct CellView {
+  std::uint32_t code, baseline, extra, bits, next_base;
+  ZSTD_HD_FORCE std::uint32_t all_bits() const { return extra + bits; }
+};
+ZSTD_HD_FORCE CellView view_cell(SequenceCell cell, std::uint32_t log, std::uint32_t kind, const SequenceCodes& codes) {
+  CellView v;
+  v.code = cell.code();
+  if (kind == kOffsets) {
+    v.baseline = 1u << v.code;
+    v.extra = v.code;
+  } else {
+    const std::uint32_t entry = kind == kLiteralsLengths ? codes.literals_lengths[v.code] : codes.match_lengths[v.code];
+    v.baseline = entry & 0xFFFFFFu;
+    v.extra = entry >> 24;
+  }
+  v.bits = fse_state_bits(cell.state(), log);
+  v.next_base = fse_next_base(cell.state(), v.bits, log);
+  return v;
 }
 
 ZSTD_HD std::uint32_t max_code(std::uint32_t kind) {
@@ -204,20 +238,28 @@ ZSTD_HD std::uint32_t max_log(std::uint32_t kind) {
   return kind == kLiteralsLengths ? kLiteralsLengthMaxLog : kind == kMatchLengths ? kMatchLengthMaxLog : kOffsetMaxLog;
 }
 
-// Scratch of one table build.
+// Scratch of one table build (Huffman weights).
 struct FseScratch {
   std::int16_t counts[kFseMaxSymbols];
   std::uint16_t next[kFseMaxSymbols];
   std::uint8_t cell_symbol[1u << kLiteralsLengthMaxLog];
 };
 
+// Scratch of one sequence table's build: the spread writes the symbols into the table's
+// cells, so only the counts and the next states.
+struct SequenceTableScratch {
+  std::int16_t counts[kMaxMatchLengthCode + 1];
+  std::uint16_t next[kMaxMatchLengthCode + 1];
+};
+
 // Builds the decoding table a TableRef names into `table` (kSequenceTableCells[kind]
-// cells) and sets *log; the description lies in `chunk` (the chunk's input).
+// cells, SequenceCell's packed words) and sets *log; the description lies in `chunk` (the
+// chunk's input).
 ZSTD_HD std::int32_t build_sequence_table(const std::uint8_t* chunk, const TableRef& ref, std::uint32_t kind,
-                                          SequenceCell* table, std::uint32_t* log, FseScratch& scratch) {
+                                          std::uint16_t* table, std::uint32_t* log, SequenceTableScratch& scratch) {
   if (ref.mode == kRleTable) {
     if (ref.rle_symbol > max_code(kind)) return kErrFseTable;
-    table[0] = code_cell(kind, ref.rle_symbol);
+    table[0] = sequence_cell(ref.rle_symbol, 1).packed;
     *log = 0;
     return kOk;
   }
@@ -236,9 +278,9 @@ ZSTD_HD std::int32_t build_sequence_table(const std::uint8_t* chunk, const Table
                                            scratch.counts, &symbols, &accuracy, &used);
     if (e != kOk) return e;
   }
-  const bool ok = build_fse_cells(scratch.counts, symbols, accuracy, scratch.cell_symbol, scratch.next,
-                                  [&](std::uint32_t cell, std::uint32_t symbol, std::uint32_t bits, std::uint32_t base) {
-                                    table[cell] = code_cell(kind, symbol, bits, base);
+  const bool ok = build_fse_cells(scratch.counts, symbols, accuracy, table, scratch.next,
+                                  [&](std::uint32_t cell, std::uint32_t symbol, std::uint32_t state) {
+                                    table[cell] = sequence_cell(symbol, state).packed;
                                   });
   if (!ok) return kErrFseTable;
   *log = accuracy;

@@ -66,12 +66,14 @@ HostDecodeResult decode_on_host(const std::uint8_t* input, std::size_t size, std
     }
   }
   auto tables = std::make_unique<SequenceTables>();
-  auto fse_scratch = std::make_unique<FseScratch>();
+  auto table_scratch = std::make_unique<SequenceTableScratch>();
+  SequenceCodes codes;
+  fill_sequence_codes(codes, 0, 1);
   for (std::size_t i = 0; i < w.blocks.size(); ++i) {
     const BlockJob& b = w.blocks[i];
     if (b.type != kCompressedBlock) continue;
-    std::int32_t e = b.sequences > 0 ? build_block_tables(input, b, *tables, *fse_scratch) : kOk;
-    if (e == kOk) e = decode_block_sequences(input, b, *tables, sequences.data() + b.sequences_offset, states[i]);
+    std::int32_t e = b.sequences > 0 ? build_block_tables(input, b, *tables, *table_scratch) : kOk;
+    if (e == kOk) e = decode_block_sequences(input, b, *tables, codes, sequences.data() + b.sequences_offset, states[i]);
     if (e != kOk) {
       r.error = e;
       r.stage = 3;

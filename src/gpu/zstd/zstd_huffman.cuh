@@ -24,9 +24,10 @@ ZSTD_HD std::int32_t read_fse_weights(const std::uint8_t* src, std::uint32_t siz
   std::int32_t e = read_fse_counts(src, size, kMaxWeights - 1, kWeightsMaxLog, scratch.counts, &symbols, &log, &used);
   if (e != kOk) return kErrHuffmanTable;
   if (!build_fse_cells(scratch.counts, symbols, log, scratch.cell_symbol, scratch.next,
-                       [&](std::uint32_t cell, std::uint32_t symbol, std::uint32_t bits, std::uint32_t base) {
+                       [&](std::uint32_t cell, std::uint32_t symbol, std::uint32_t state) {
+                         const std::uint32_t bits = fse_state_bits(state, log);
                          cells[cell] = {static_cast<std::uint8_t>(symbol), static_cast<std::uint8_t>(bits),
-                                        static_cast<std::uint16_t>(base)};
+                                        static_cast<std::uint16_t>(fse_next_base(state, bits, log))};
                        })) {
     return kErrHuffmanTable;
   }

@@ -16,27 +16,28 @@
 
 namespace zarrkit::gpu::zstd {
 
+// A block's three decoding tables (SequenceCell's packed words) and their logs.
 struct SequenceTables {
-  SequenceCell literals_lengths[kSequenceTableCells[kLiteralsLengths]];
-  SequenceCell offsets[kSequenceTableCells[kOffsets]];
-  SequenceCell match_lengths[kSequenceTableCells[kMatchLengths]];
+  std::uint16_t literals_lengths[kSequenceTableCells[kLiteralsLengths]];
+  std::uint16_t offsets[kSequenceTableCells[kOffsets]];
+  std::uint16_t match_lengths[kSequenceTableCells[kMatchLengths]];
   std::uint32_t log[3];
 
-  ZSTD_HD SequenceCell* table(std::uint32_t kind) {
+  ZSTD_HD std::uint16_t* table(std::uint32_t kind) {
     return kind == kLiteralsLengths ? literals_lengths : kind == kOffsets ? offsets : match_lengths;
   }
 };
 
 // What one lane of the sequences stage keeps while it decodes a block: the block's tables and
-// the scratch their build needs (in the launch's scratch on the device, each lane its own:
-// shared memory would hold a quarter as many lanes, and fewer lanes were slower).
+// the scratch their build needs. On the device each lane has its own in shared memory (each
+// sequence's three cells are loads that the next sequence waits for).
 struct SequenceLaneMemory {
   SequenceTables tables;
-  FseScratch scratch;
+  SequenceTableScratch scratch;
 };
 
 ZSTD_HD std::int32_t build_block_tables(const std::uint8_t* chunk, const BlockJob& block, SequenceTables& t,
-                                        FseScratch& scratch) {
+                                        SequenceTableScratch& scratch) {
   for (std::uint32_t kind = 0; kind < 3; ++kind) {
     const std::int32_t e = build_sequence_table(chunk, block.tables[kind], kind, t.table(kind), &t.log[kind], scratch);
     if (e != kOk) return e;
@@ -58,14 +59,14 @@ struct LoadedBits {
 // What one sequence's cells make of the next bits: its lengths and offset (the repeat
 // history updated), and the next states unless it is the last.
 template <typename Bits>
-ZSTD_HD_FORCE Sequence decode_sequence(Bits read, const SequenceCell& ll, const SequenceCell& of,
-                                       const SequenceCell& ml, bool last, RepeatValue* history,
-                                       std::uint32_t& ll_state, std::uint32_t& of_state, std::uint32_t& ml_state) {
+ZSTD_HD_FORCE Sequence decode_sequence(Bits read, const CellView& ll, const CellView& of, const CellView& ml, bool last,
+                                       RepeatValue* history, std::uint32_t& ll_state, std::uint32_t& of_state,
+                                       std::uint32_t& ml_state) {
   // Offset bits first, then match length, then literals length.
-  const std::uint32_t code = of.code();
+  const std::uint32_t code = of.code;
   RepeatValue offset;
   if (code > 1) {
-    const std::uint64_t value = std::uint64_t{sequence_baseline(kOffsets, code)} + read(code) - 3;
+    const std::uint64_t value = std::uint64_t{of.baseline} + read(code) - 3;
     offset = {static_cast<std::uint32_t>(value), 0};
     history[2] = history[1];
     history[1] = history[0];
@@ -73,7 +74,7 @@ ZSTD_HD_FORCE Sequence decode_sequence(Bits read, const SequenceCell& ll, const 
   } else {
     // Repeat codes; with no literals they shift by one, and the third becomes the most
     // recent offset minus one (which libzstd turns into 1 when it would be 0).
-    const std::uint32_t ll0 = ll.code() == 0 ? 1 : 0;  // no literals
+    const std::uint32_t ll0 = ll.code == 0 ? 1 : 0;  // no literals
     const std::uint32_t index = code == 0 ? ll0 : 1 + ll0 + read(1);
     if (index == 0) {
       offset = history[0];
@@ -94,12 +95,12 @@ ZSTD_HD_FORCE Sequence decode_sequence(Bits read, const SequenceCell& ll, const 
       history[0] = offset;
     }
   }
-  const std::uint32_t match_length = sequence_baseline(kMatchLengths, ml.code()) + read(ml.extra_bits());
-  const std::uint32_t literal_length = sequence_baseline(kLiteralsLengths, ll.code()) + read(ll.extra_bits());
+  const std::uint32_t match_length = ml.baseline + read(ml.extra);
+  const std::uint32_t literal_length = ll.baseline + read(ll.extra);
   if (!last) {
-    ll_state = ll.next_base() + read(ll.bits());
-    ml_state = ml.next_base() + read(ml.bits());
-    of_state = of.next_base() + read(of.bits());
+    ll_state = ll.next_base + read(ll.bits);
+    ml_state = ml.next_base + read(ml.bits);
+    of_state = of.next_base + read(of.bits);
   }
   return {literal_length | offset.kind << 30, match_length, offset.value};
 }
@@ -112,20 +113,21 @@ constexpr std::uint32_t kLoadedSequenceBits = 57;
 // sequence whose bits are all loaded and inside the stream is read without checks; the
 // others (long offsets, the stream's last bits) with them.
 ZSTD_HD std::int32_t decode_block_sequences(const std::uint8_t* chunk, const BlockJob& block, const SequenceTables& t,
-                                            Sequence* out, BlockState& state) {
+                                            const SequenceCodes& codes, Sequence* out, BlockState& state) {
   RepeatValue history[3] = {{0, 1}, {0, 2}, {0, 3}};
   std::uint64_t literals = 0, matches = 0;
   const std::uint32_t n = block.sequences;
   if (n > 0) {
     BackwardBits in;
     if (!in.init(chunk + block.sequences_src, block.sequences_src_size)) return kErrSequenceStream;
-    std::uint32_t ll_state = in.read(t.log[kLiteralsLengths]);
-    std::uint32_t of_state = in.read(t.log[kOffsets]);
-    std::uint32_t ml_state = in.read(t.log[kMatchLengths]);
+    const std::uint32_t ll_log = t.log[kLiteralsLengths], of_log = t.log[kOffsets], ml_log = t.log[kMatchLengths];
+    std::uint32_t ll_state = in.read(ll_log);
+    std::uint32_t of_state = in.read(of_log);
+    std::uint32_t ml_state = in.read(ml_log);
     for (std::uint32_t i = 0; i < n; ++i) {
-      const SequenceCell ll = t.literals_lengths[ll_state];
-      const SequenceCell of = t.offsets[of_state];
-      const SequenceCell ml = t.match_lengths[ml_state];
+      const CellView ll = view_cell(SequenceCell{t.literals_lengths[ll_state]}, ll_log, kLiteralsLengths, codes);
+      const CellView of = view_cell(SequenceCell{t.offsets[of_state]}, of_log, kOffsets, codes);
+      const CellView ml = view_cell(SequenceCell{t.match_lengths[ml_state]}, ml_log, kMatchLengths, codes);
       const bool last = i + 1 == n;
       // At most: the offset's extra bits or a repeat code's bit, both lengths' extra bits,
       // the three states' bits.

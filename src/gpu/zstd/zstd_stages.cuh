@@ -174,7 +174,8 @@ ZSTD_HD void warp_literals(Warp& w, const ZstdLaunch& L, std::uint32_t b, Litera
 // the Warp are used (the chunk's status), no collective: lanes may have different blocks or none.
 ZSTD_WARP_TEMPLATE
 template <typename Warp>
-ZSTD_HD void lane_sequences(Warp& w, const ZstdLaunch& L, std::uint32_t b, SequenceLaneMemory& s) {
+ZSTD_HD void lane_sequences(Warp& w, const ZstdLaunch& L, std::uint32_t b, const SequenceCodes& codes,
+                            SequenceLaneMemory& s) {
   const BlockJob& block = L.blocks[b];
   if (block.type != kCompressedBlock) return;
   const ZstdChunkJob& chunk = L.chunks[block.chunk];
@@ -183,7 +184,7 @@ ZSTD_HD void lane_sequences(Warp& w, const ZstdLaunch& L, std::uint32_t b, Seque
   std::int32_t e = block.sequences > 0 ? build_block_tables(in, block, s.tables, s.scratch) : kOk;
   if (e == kOk) {
     auto* out = reinterpret_cast<Sequence*>(chunk.sequences) + block.sequences_offset;
-    e = decode_block_sequences(in, block, s.tables, out, L.states[b]);
+    e = decode_block_sequences(in, block, s.tables, codes, out, L.states[b]);
   }
   if (e != kOk) w.fail(L.status + chunk.status, e);
 }

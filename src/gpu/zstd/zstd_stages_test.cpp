@@ -107,14 +107,19 @@ constexpr std::size_t kLargestFrame = 400000;
 constexpr int kDamaged = 1000;
 #endif
 
-// The sequences stage's lanes: one per block (in whole warps) up to the most, their memory
-// after the counter in the launch's scratch, inside it.
-TEST(ZstdBatch, ALaneForEveryBlockUpToTheMostInsideTheScratch) {
-  EXPECT_EQ(zstd_sequence_lanes(0), 0u);
-  EXPECT_EQ(zstd_sequence_lanes(1), 32u);
-  EXPECT_EQ(zstd_sequence_lanes(33), 64u);
-  EXPECT_EQ(zstd_sequence_lanes(kMaxSequenceLanes), kMaxSequenceLanes);
-  EXPECT_EQ(zstd_sequence_lanes(std::uint64_t{kMaxSequenceLanes} * 5 + 1), kMaxSequenceLanes);
+// The sequences stage's lanes per thread block: as many as the shared memory holds, up to
+// the most; an H100's 227 KiB per thread block holds more than 64 (more than 2 warps).
+TEST(ZstdBatch, AsManySequenceLanesAsTheSharedMemoryHolds) {
+  constexpr std::uint64_t lane = sizeof(SequenceLaneMemory);
+  EXPECT_EQ(zstd_sequence_block_lanes(0), 0u);
+  EXPECT_EQ(zstd_sequence_block_lanes(lane - 1), 0u);
+  EXPECT_EQ(zstd_sequence_block_lanes(lane * 3 + lane / 2), 3u);
+  EXPECT_EQ(zstd_sequence_block_lanes(lane * (kMaxSequenceBlockLanes + 7)), kMaxSequenceBlockLanes);
+  EXPECT_GT(zstd_sequence_block_lanes(227 * 1024), 64u);
+}
+
+// The block states and the counter lie after the chunks' areas, inside the scratch.
+TEST(ZstdBatch, TheStatesAndTheCounterInsideTheScratch) {
   const std::vector<testing::Frame> frames = testing::standard_frames(true);
   std::vector<ZstdPlannedChunk> planned(2);
   std::vector<const ZstdPlannedChunk*> chunks;
@@ -131,10 +136,10 @@ TEST(ZstdBatch, ALaneForEveryBlockUpToTheMostInsideTheScratch) {
   ASSERT_EQ(chunks.size(), 2u);
   ZstdTables t;
   ASSERT_TRUE(build_zstd_tables(chunks, addresses, addresses, 0, t));
-  EXPECT_EQ(t.lanes, zstd_sequence_lanes(blocks));
-  EXPECT_GE(t.at_lanes, t.at_counter + sizeof(std::uint32_t));
-  EXPECT_EQ(t.at_lanes % alignof(SequenceLaneMemory), 0u);
-  EXPECT_EQ(t.at_lanes + std::uint64_t{t.lanes} * sizeof(SequenceLaneMemory), zstd_scratch_bytes(chunks));
+  EXPECT_GT(t.at_states, 0u);
+  EXPECT_GE(t.at_counter, t.at_states + blocks * sizeof(BlockState));
+  EXPECT_EQ(t.at_states % alignof(BlockState), 0u);
+  EXPECT_LE(t.at_counter + sizeof(std::uint32_t), zstd_scratch_bytes(chunks));
 }
 
 TEST(ZstdWarpStages, DifferentialSetEqualsTheHostDecoder) {

@@ -145,7 +145,7 @@ ZSTD_HD std::int32_t walk_sequences(const std::uint8_t* in, std::uint32_t q, std
   const std::uint32_t modes = in[q + at];
   b.sequence_modes = static_cast<std::uint8_t>(modes);
   ++at;
-  FseScratch scratch;
+  SequenceTableScratch scratch;
   for (std::uint32_t kind = 0; kind < 3; ++kind) {
     const std::uint32_t mode = (modes >> (6 - 2 * kind)) & 3;
     TableRef ref;
