@@ -41,9 +41,9 @@ __global__ void __launch_bounds__(kMaxSequenceBlockLanes) sequences_kernel(ZstdL
   for (std::uint32_t b = t; b < L.block_count; b += lanes) lane_sequences(w, L, b, codes, lane_memory[threadIdx.x]);
 }
 
-// The sequences stage's shape on the current device: lanes per thread block (as many as
-// its shared memory holds) and thread blocks (as many as fit at once, no more than the
-// blocks need). The attribute is the device's: set at every launch.
+// The sequences stage's shape on the current device (zstd_sequence_shape), where a thread
+// block has at most as many lanes as its shared memory holds. The attribute is the
+// device's: set at every launch.
 cudaError_t sequences_shape(std::uint32_t block_count, int device, int sms, unsigned* threads, unsigned* grid,
                             std::size_t* shared) {
   int optin = 0;
@@ -52,15 +52,20 @@ cudaError_t sequences_shape(std::uint32_t block_count, int device, int sms, unsi
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, sequences_kernel);
   if (e != cudaSuccess) return e;
   const std::uint64_t room = static_cast<std::uint64_t>(optin) - std::min<std::uint64_t>(optin, a.sharedSizeBytes);
-  *threads = std::min(zstd_sequence_block_lanes(room), static_cast<std::uint32_t>(a.maxThreadsPerBlock));
-  if (*threads == 0) return cudaErrorInvalidConfiguration;
-  *shared = std::size_t{*threads} * sizeof(SequenceLaneMemory);
-  e = cudaFuncSetAttribute(sequences_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(*shared));
+  const std::uint32_t most = std::min(zstd_sequence_block_lanes(room), static_cast<std::uint32_t>(a.maxThreadsPerBlock));
+  if (most == 0) return cudaErrorInvalidConfiguration;
+  e = cudaFuncSetAttribute(sequences_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(std::size_t{most} * sizeof(SequenceLaneMemory)));
   int per_sm = 0;
-  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sequences_kernel, *threads, *shared);
+  if (e == cudaSuccess) {
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sequences_kernel, static_cast<int>(most),
+                                                      std::size_t{most} * sizeof(SequenceLaneMemory));
+  }
   if (e != cudaSuccess) return e;
-  const std::uint64_t wanted = (std::uint64_t{block_count} + *threads - 1) / *threads;
-  *grid = static_cast<unsigned>(std::min<std::uint64_t>(wanted, std::uint64_t(sms) * std::max(per_sm, 1)));
+  const SequenceStageShape s = zstd_sequence_shape(block_count, most, static_cast<std::uint32_t>(sms * std::max(per_sm, 1)));
+  *threads = s.lanes_per_block;
+  *grid = s.thread_blocks;
+  *shared = std::size_t{*threads} * sizeof(SequenceLaneMemory);
   return cudaSuccess;
 }
 

@@ -1,5 +1,6 @@
 #include "gpu/zstd/zstd_batch.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "gpu/zstd/zstd_host_decoder.h"
@@ -60,6 +61,18 @@ bool plan_zstd_chunk(const std::uint8_t* bytes, std::uint64_t size, std::uint64_
 std::uint32_t zstd_sequence_block_lanes(std::uint64_t shared_bytes) {
   const std::uint64_t lanes = shared_bytes / sizeof(zstd::SequenceLaneMemory);
   return static_cast<std::uint32_t>(lanes < kMaxSequenceBlockLanes ? lanes : kMaxSequenceBlockLanes);
+}
+
+SequenceStageShape zstd_sequence_shape(std::uint64_t blocks, std::uint32_t most_lanes, std::uint32_t at_once) {
+  SequenceStageShape s;
+  if (blocks == 0 || most_lanes == 0 || at_once == 0) return s;
+  const std::uint64_t capacity = std::uint64_t{most_lanes} * at_once;
+  const std::uint64_t passes = (blocks + capacity - 1) / capacity;
+  const std::uint64_t lanes_per_pass = (blocks + passes - 1) / passes;
+  const std::uint64_t thread_blocks = std::min<std::uint64_t>(at_once, lanes_per_pass);
+  s.lanes_per_block = static_cast<std::uint32_t>((lanes_per_pass + thread_blocks - 1) / thread_blocks);
+  s.thread_blocks = static_cast<std::uint32_t>(thread_blocks);
+  return s;
 }
 
 std::uint64_t zstd_scratch_bytes(const std::vector<const ZstdPlannedChunk*>& chunks) {

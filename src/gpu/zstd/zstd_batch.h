@@ -17,6 +17,17 @@ namespace zarrkit::gpu {
 constexpr std::uint32_t kMaxSequenceBlockLanes = 256;
 std::uint32_t zstd_sequence_block_lanes(std::uint64_t shared_bytes);
 
+// The launch of the sequences stage over `blocks` blocks, where `at_once` thread blocks of at
+// most `most_lanes` lanes fit the device at once: as few passes over the lanes as those allow
+// (a pass: each lane decodes one block), and, for that many passes, the fewest lanes per
+// thread block, so that every multiprocessor has some and keeps more of its memory as L1
+// cache (which holds the lanes' bit streams).
+struct SequenceStageShape {
+  std::uint32_t lanes_per_block = 0;
+  std::uint32_t thread_blocks = 0;
+};
+SequenceStageShape zstd_sequence_shape(std::uint64_t blocks, std::uint32_t most_lanes, std::uint32_t at_once);
+
 // One chunk of a batch, as the stages see it (addresses in the memory they run on).
 struct ZstdChunkJob {
   std::uint64_t input;      // the chunk's zstd bytes

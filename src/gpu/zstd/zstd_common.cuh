@@ -305,6 +305,13 @@ struct BackwardBits {
     if (skew != 0) w = w >> skew | static_cast<std::uint64_t>(aligned_word(aligned + 8)) << (64 - skew);
     window = w;
     window_start = (end_byte - 8) * 8;
+#if defined(__CUDA_ARCH__)
+    // The bytes the next refills read lie below these: have them in L1 by then (one lane's
+    // miss holds up its whole warp). A hint: no load waits for it.
+    constexpr std::int64_t kPrefetchBytes = 128;
+    const std::int64_t below = end_byte - 8 - kPrefetchBytes;
+    asm volatile("prefetch.L1 [%0];" ::"l"(data + (below > 0 ? below : 0)));
+#endif
   }
 
   // True when the next `need` bits (need <= 57) can be taken with take(): they are in the

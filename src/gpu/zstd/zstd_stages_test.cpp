@@ -118,6 +118,32 @@ TEST(ZstdBatch, AsManySequenceLanesAsTheSharedMemoryHolds) {
   EXPECT_GT(zstd_sequence_block_lanes(227 * 1024), 64u);
 }
 
+// The fewest passes the device's lanes allow, then the fewest lanes per thread block for them,
+// spread over every thread block that fits at once; enough lanes for every block.
+TEST(ZstdBatch, SequenceStageShapeTakesTheFewestPassesAndSpreadsTheLanes) {
+  auto lanes = [](SequenceStageShape s) { return std::uint64_t{s.lanes_per_block} * s.thread_blocks; };
+  EXPECT_EQ(zstd_sequence_shape(0, 83, 132).thread_blocks, 0u);
+  EXPECT_EQ(zstd_sequence_shape(5, 0, 132).thread_blocks, 0u);
+  const SequenceStageShape few = zstd_sequence_shape(10, 83, 132);
+  EXPECT_EQ(few.thread_blocks, 10u);
+  EXPECT_EQ(few.lanes_per_block, 1u);
+  const SequenceStageShape one_pass = zstd_sequence_shape(8192, 83, 132);  // 512 KiB chunks on an H200
+  EXPECT_EQ(one_pass.thread_blocks, 132u);
+  EXPECT_EQ(one_pass.lanes_per_block, 63u);
+  const SequenceStageShape two_passes = zstd_sequence_shape(16384, 83, 132);  // 64 KiB chunks
+  EXPECT_EQ(two_passes.thread_blocks, 132u);
+  EXPECT_EQ(two_passes.lanes_per_block, 63u);
+  EXPECT_GE(lanes(two_passes) * 2, 16384u);
+  EXPECT_EQ(zstd_sequence_shape(10956, 83, 132).lanes_per_block, 83u);  // exactly full
+  for (std::uint64_t blocks : {1u, 31u, 1000u, 10957u, 50000u, 123457u}) {
+    const SequenceStageShape s = zstd_sequence_shape(blocks, 83, 132);
+    const std::uint64_t passes = (blocks + 83 * 132 - 1) / (83 * 132);
+    EXPECT_LE(s.lanes_per_block, 83u) << blocks;
+    EXPECT_LE(s.thread_blocks, 132u) << blocks;
+    EXPECT_GE(lanes(s) * passes, blocks) << blocks;
+  }
+}
+
 // The block states and the counter lie after the chunks' areas, inside the scratch.
 TEST(ZstdBatch, TheStatesAndTheCounterInsideTheScratch) {
   const std::vector<testing::Frame> frames = testing::standard_frames(true);
