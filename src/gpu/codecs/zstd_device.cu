@@ -6,9 +6,8 @@
 
 #include <algorithm>
 
-#include "gpu/zstd/zstd_batch.h"
-
 #include "gpu/warp/device_warp.cuh"
+#include "gpu/zstd/zstd_batch.h"
 #include "gpu/zstd/zstd_stages.cuh"
 
 namespace zarrkit::gpu {
