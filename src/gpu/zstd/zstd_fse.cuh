@@ -238,11 +238,11 @@ ZSTD_HD std::uint32_t max_log(std::uint32_t kind) {
   return kind == kLiteralsLengths ? kLiteralsLengthMaxLog : kind == kMatchLengths ? kMatchLengthMaxLog : kOffsetMaxLog;
 }
 
-// Scratch of one table build (Huffman weights).
+// Scratch of one table build of Huffman weights (the sequence tables have their own).
 struct FseScratch {
   std::int16_t counts[kFseMaxSymbols];
   std::uint16_t next[kFseMaxSymbols];
-  std::uint8_t cell_symbol[1u << kLiteralsLengthMaxLog];
+  std::uint8_t cell_symbol[1u << kWeightsMaxLog];
 };
 
 // Scratch of one sequence table's build: the spread writes the symbols into the table's
