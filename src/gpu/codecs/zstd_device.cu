@@ -92,6 +92,32 @@ unsigned blocks_for(std::uint64_t items, unsigned per_block) {
   return static_cast<unsigned>((items + per_block - 1) / per_block);
 }
 
+// The literals and sequences stages read only the input and the walk's tables and write
+// different areas, so they run side by side: the sequences kernel (few lanes, each a chain of
+// dependent loads, and most of the shared memory) on `stream`, the literals kernel in what
+// it leaves, on a second stream that `stream` joins before the scan.
+cudaError_t literals_beside_sequences(const ZstdLaunch& L, cudaStream_t stream, unsigned literal_blocks, unsigned grid,
+                                      unsigned threads, std::size_t shared) {
+  cudaStream_t side = nullptr;
+  cudaEvent_t forked = nullptr, joined = nullptr;
+  cudaError_t e = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&forked, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&joined, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaEventRecord(forked, stream);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(side, forked, 0);
+  if (e == cudaSuccess) {
+    sequences_kernel<<<grid, threads, shared, stream>>>(L, grid * threads);
+    literals_kernel<<<literal_blocks, kWarpLanes * kLiteralWarps, 0, side>>>(L);
+    e = cudaEventRecord(joined, side);
+  }
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(stream, joined, 0);
+  // Destroying them now is safe: their resources go once the queued work is done.
+  if (joined != nullptr) cudaEventDestroy(joined);
+  if (forked != nullptr) cudaEventDestroy(forked);
+  if (side != nullptr) cudaStreamDestroy(side);
+  return e;
+}
+
 }  // namespace
 
 cudaError_t launch_zstd_decode(const ZstdLaunch& L, cudaStream_t stream, const ZstdStageEvents* events) {
@@ -107,13 +133,19 @@ cudaError_t launch_zstd_decode(const ZstdLaunch& L, cudaStream_t stream, const Z
   auto mark = [&](int stage) {
     if (events != nullptr && events->after[stage] != nullptr) cudaEventRecord(events->after[stage], stream);
   };
-  if (blocks) literals_kernel<<<blocks_for(L.block_count, kLiteralWarps), kWarpLanes * kLiteralWarps, 0, stream>>>(L);
-  mark(0);
   if (blocks) {
     unsigned threads = 0, grid = 0;
     std::size_t shared = 0;
     if ((e = sequences_shape(L.block_count, device, sms, &threads, &grid, &shared)) != cudaSuccess) return e;
-    sequences_kernel<<<grid, threads, shared, stream>>>(L, grid * threads);
+    const unsigned literal_blocks = blocks_for(L.block_count, kLiteralWarps);
+    if (events != nullptr) {
+      // The stages' times are wanted: one after the other.
+      literals_kernel<<<literal_blocks, kWarpLanes * kLiteralWarps, 0, stream>>>(L);
+      mark(0);
+      sequences_kernel<<<grid, threads, shared, stream>>>(L, grid * threads);
+    } else if ((e = literals_beside_sequences(L, stream, literal_blocks, grid, threads, shared)) != cudaSuccess) {
+      return e;
+    }
   }
   mark(1);
   scan_kernel<<<blocks_for(L.chunk_count, 128), 128, 0, stream>>>(L);
