@@ -115,6 +115,28 @@ TEST(GpuZstdKernels, ManySmallChunksAndFewLargeFrames) {
   expect_device_equals_host(inputs, sizes, names, expected);
 }
 
+// More blocks than the sequences stage's lanes in shared memory hold on any device so far
+// (83 per multiprocessor on an H100 or H200): the lanes beyond them keep their tables in
+// global memory, in the same pass.
+TEST(GpuZstdKernels, MoreBlocksThanSharedMemoryLanes) {
+  REQUIRE_GPU();
+  constexpr std::size_t kChunks = 24000;
+  std::vector<Bytes> inputs(kChunks), originals(kChunks);
+  std::vector<std::uint64_t> sizes;
+  std::vector<std::string> names;
+  std::vector<const Bytes*> expected;
+  for (std::size_t i = 0; i < kChunks; ++i) {
+    zt::Settings s;
+    s.level = static_cast<int>(i % 5) + 1;
+    originals[i] = zt::family_n(2048 + 64 * (i % 16), static_cast<std::uint32_t>(i));
+    inputs[i] = zt::compress(originals[i], s);
+    sizes.push_back(originals[i].size());
+    names.push_back(fmt::format("small chunk {}", i));
+    expected.push_back(&originals[i]);
+  }
+  expect_device_equals_host(inputs, sizes, names, expected);
+}
+
 // The device fuzz test: damaged frames decode on the device as on the host, or fail; no
 // access outside the buffers (compute-sanitizer memcheck); guards untouched.
 TEST(GpuZstdKernels, DamagedFramesFailAloneAndNeverDecodeWrong) {

@@ -29,22 +29,41 @@ __global__ void __launch_bounds__(kWarpLanes* kLiteralWarps) literals_kernel(Zst
 }
 
 // Lane t of `lanes` decodes blocks t, t + lanes, ... with its memory in shared memory (the
-// launch's dynamic shared memory, one SequenceLaneMemory per thread).
-__global__ void __launch_bounds__(kMaxSequenceBlockLanes) sequences_kernel(ZstdLaunch L, std::uint32_t lanes) {
+// launch's dynamic shared memory, one SequenceLaneMemory per thread) for the thread block's
+// first `shared_lanes` threads, in `spilled` (global memory, blockDim.x - shared_lanes per
+// thread block) for the others. shared_lanes is a multiple of the warp size or blockDim.x.
+__global__ void __launch_bounds__(kMaxSequenceBlockLanes)
+    sequences_kernel(ZstdLaunch L, std::uint32_t lanes, std::uint32_t shared_lanes, SequenceLaneMemory* spilled) {
   extern __shared__ SequenceLaneMemory lane_memory[];
   __shared__ SequenceCodes codes;
   fill_sequence_codes(codes, threadIdx.x, blockDim.x);
   __syncthreads();
   DeviceWarp w = this_warp();
   const std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  for (std::uint32_t b = t; b < L.block_count; b += lanes) lane_sequences(w, L, b, codes, lane_memory[threadIdx.x]);
+  // Two copies of the loop, so that the shared lanes' loads are shared-memory loads.
+  if (threadIdx.x < shared_lanes) {
+    for (std::uint32_t b = t; b < L.block_count; b += lanes) lane_sequences(w, L, b, codes, lane_memory[threadIdx.x]);
+  } else {
+    SequenceLaneMemory& own = spilled[blockIdx.x * (blockDim.x - shared_lanes) + (threadIdx.x - shared_lanes)];
+    for (std::uint32_t b = t; b < L.block_count; b += lanes) lane_sequences(w, L, b, codes, own);
+  }
 }
 
-// The sequences stage's shape on the current device (zstd_sequence_shape), where a thread
-// block has at most as many lanes as its shared memory holds. The attribute is the
-// device's: set at every launch.
-cudaError_t sequences_shape(std::uint32_t block_count, int device, int sms, unsigned* threads, unsigned* grid,
-                            std::size_t* shared) {
+// The sequences stage's launch on the current device (zstd_sequence_shape), where a thread
+// block has at most as many lanes in shared memory as it holds.
+struct SequencesLaunch {
+  unsigned grid = 0, threads = 0, shared_lanes = 0;
+  std::size_t shared_bytes = 0;
+  std::uint64_t spilled_lanes = 0;  // lanes with their memory in global memory
+  SequenceLaneMemory* spilled = nullptr;
+
+  void launch(const ZstdLaunch& L, cudaStream_t stream) const {
+    sequences_kernel<<<grid, threads, shared_bytes, stream>>>(L, grid * threads, shared_lanes, spilled);
+  }
+};
+
+// The attribute is the device's: set at every launch.
+cudaError_t sequences_shape(std::uint32_t block_count, int device, int sms, bool global_lanes, SequencesLaunch* out) {
   int optin = 0;
   cudaFuncAttributes a;
   cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
@@ -61,11 +80,30 @@ cudaError_t sequences_shape(std::uint32_t block_count, int device, int sms, unsi
                                                       std::size_t{most} * sizeof(SequenceLaneMemory));
   }
   if (e != cudaSuccess) return e;
-  const SequenceStageShape s = zstd_sequence_shape(block_count, most, static_cast<std::uint32_t>(sms * std::max(per_sm, 1)));
-  *threads = s.lanes_per_block;
-  *grid = s.thread_blocks;
-  *shared = std::size_t{*threads} * sizeof(SequenceLaneMemory);
+  const SequenceStageShape s =
+      zstd_sequence_shape(block_count, most, static_cast<std::uint32_t>(sms * std::max(per_sm, 1)), global_lanes);
+  out->threads = s.lanes_per_block;
+  out->grid = s.thread_blocks;
+  out->shared_lanes = s.shared_lanes;
+  out->shared_bytes = std::size_t{s.shared_lanes} * sizeof(SequenceLaneMemory);
+  out->spilled_lanes = std::uint64_t{s.lanes_per_block - s.shared_lanes} * s.thread_blocks;
+  out->spilled = nullptr;
   return cudaSuccess;
+}
+
+// The shape of the sequences stage, with the global memory its spilled lanes need (freed
+// after the launch on `stream`). Where that memory cannot be had, the lanes in shared memory
+// take the blocks in passes.
+cudaError_t plan_sequences(std::uint32_t block_count, int device, int sms, cudaStream_t stream, SequencesLaunch* out) {
+  cudaError_t e = sequences_shape(block_count, device, sms, true, out);
+  if (e != cudaSuccess || out->spilled_lanes == 0) return e;
+  void* memory = nullptr;
+  if (cudaMallocAsync(&memory, out->spilled_lanes * sizeof(SequenceLaneMemory), stream) == cudaSuccess) {
+    out->spilled = static_cast<SequenceLaneMemory*>(memory);
+    return cudaSuccess;
+  }
+  cudaGetLastError();  // the failed allocation is not the launch's error
+  return sequences_shape(block_count, device, sms, false, out);
 }
 
 __global__ void scan_kernel(ZstdLaunch L) {
@@ -96,8 +134,8 @@ unsigned blocks_for(std::uint64_t items, unsigned per_block) {
 // different areas, so they run side by side: the sequences kernel (few lanes, each a chain of
 // dependent loads, and most of the shared memory) on `stream`, the literals kernel in what
 // it leaves, on a second stream that `stream` joins before the scan.
-cudaError_t literals_beside_sequences(const ZstdLaunch& L, cudaStream_t stream, unsigned literal_blocks, unsigned grid,
-                                      unsigned threads, std::size_t shared) {
+cudaError_t literals_beside_sequences(const ZstdLaunch& L, cudaStream_t stream, unsigned literal_blocks,
+                                      const SequencesLaunch& sequences) {
   cudaStream_t side = nullptr;
   cudaEvent_t forked = nullptr, joined = nullptr;
   cudaError_t e = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
@@ -106,7 +144,7 @@ cudaError_t literals_beside_sequences(const ZstdLaunch& L, cudaStream_t stream, 
   if (e == cudaSuccess) e = cudaEventRecord(forked, stream);
   if (e == cudaSuccess) e = cudaStreamWaitEvent(side, forked, 0);
   if (e == cudaSuccess) {
-    sequences_kernel<<<grid, threads, shared, stream>>>(L, grid * threads);
+    sequences.launch(L, stream);
     literals_kernel<<<literal_blocks, kWarpLanes * kLiteralWarps, 0, side>>>(L);
     e = cudaEventRecord(joined, side);
   }
@@ -134,18 +172,22 @@ cudaError_t launch_zstd_decode(const ZstdLaunch& L, cudaStream_t stream, const Z
     if (events != nullptr && events->after[stage] != nullptr) cudaEventRecord(events->after[stage], stream);
   };
   if (blocks) {
-    unsigned threads = 0, grid = 0;
-    std::size_t shared = 0;
-    if ((e = sequences_shape(L.block_count, device, sms, &threads, &grid, &shared)) != cudaSuccess) return e;
+    SequencesLaunch sequences;
+    if ((e = plan_sequences(L.block_count, device, sms, stream, &sequences)) != cudaSuccess) return e;
     const unsigned literal_blocks = blocks_for(L.block_count, kLiteralWarps);
     if (events != nullptr) {
       // The stages' times are wanted: one after the other.
       literals_kernel<<<literal_blocks, kWarpLanes * kLiteralWarps, 0, stream>>>(L);
       mark(0);
-      sequences_kernel<<<grid, threads, shared, stream>>>(L, grid * threads);
-    } else if ((e = literals_beside_sequences(L, stream, literal_blocks, grid, threads, shared)) != cudaSuccess) {
-      return e;
+      sequences.launch(L, stream);
+    } else {
+      e = literals_beside_sequences(L, stream, literal_blocks, sequences);
     }
+    if (sequences.spilled != nullptr) {
+      const cudaError_t freed = cudaFreeAsync(sequences.spilled, stream);
+      if (e == cudaSuccess) e = freed;
+    }
+    if (e != cudaSuccess) return e;
   }
   mark(1);
   scan_kernel<<<blocks_for(L.chunk_count, 128), 128, 0, stream>>>(L);

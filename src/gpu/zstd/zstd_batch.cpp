@@ -63,15 +63,21 @@ std::uint32_t zstd_sequence_block_lanes(std::uint64_t shared_bytes) {
   return static_cast<std::uint32_t>(lanes < kMaxSequenceBlockLanes ? lanes : kMaxSequenceBlockLanes);
 }
 
-SequenceStageShape zstd_sequence_shape(std::uint64_t blocks, std::uint32_t most_lanes, std::uint32_t at_once) {
+SequenceStageShape zstd_sequence_shape(std::uint64_t blocks, std::uint32_t most_lanes, std::uint32_t at_once,
+                                       bool global_lanes) {
   SequenceStageShape s;
   if (blocks == 0 || most_lanes == 0 || at_once == 0) return s;
-  const std::uint64_t capacity = std::uint64_t{most_lanes} * at_once;
+  const std::uint64_t shared_capacity = std::uint64_t{most_lanes} * at_once;
+  // Lanes in global memory come in whole warps, so that no warp runs both kinds.
+  const std::uint32_t whole_warps = most_lanes / 32 * 32;
+  const bool spill = global_lanes && blocks > shared_capacity && whole_warps > 0;
+  const std::uint64_t capacity = spill ? std::uint64_t{kMaxSequenceBlockLanes} * at_once : shared_capacity;
   const std::uint64_t passes = (blocks + capacity - 1) / capacity;
   const std::uint64_t lanes_per_pass = (blocks + passes - 1) / passes;
   const std::uint64_t thread_blocks = std::min<std::uint64_t>(at_once, lanes_per_pass);
   s.lanes_per_block = static_cast<std::uint32_t>((lanes_per_pass + thread_blocks - 1) / thread_blocks);
   s.thread_blocks = static_cast<std::uint32_t>(thread_blocks);
+  s.shared_lanes = spill ? whole_warps : s.lanes_per_block;
   return s;
 }
 

@@ -17,16 +17,20 @@ namespace zarrkit::gpu {
 constexpr std::uint32_t kMaxSequenceBlockLanes = 256;
 std::uint32_t zstd_sequence_block_lanes(std::uint64_t shared_bytes);
 
-// The launch of the sequences stage over `blocks` blocks, where `at_once` thread blocks of at
-// most `most_lanes` lanes fit the device at once: as few passes over the lanes as those allow
-// (a pass: each lane decodes one block), and, for that many passes, the fewest lanes per
-// thread block, so that every multiprocessor has some and keeps more of its memory as L1
-// cache (which holds the lanes' bit streams).
+// The launch of the sequences stage over `blocks` blocks, where `at_once` thread blocks with
+// at most `most_lanes` lanes in shared memory fit the device at once. When those lanes take
+// every block in one pass (a pass: each lane decodes one block): the fewest lanes per thread
+// block, so that every multiprocessor has some and keeps more of its memory as L1 cache
+// (which holds the lanes' bit streams). Otherwise, with `global_lanes`, one pass still (up to
+// kMaxSequenceBlockLanes lanes per thread block): whole warps of lanes whose memory is in
+// shared memory, the others' in global memory; without, as few passes as shared memory allows.
 struct SequenceStageShape {
   std::uint32_t lanes_per_block = 0;
   std::uint32_t thread_blocks = 0;
+  std::uint32_t shared_lanes = 0;  // per thread block, its first lanes: memory in shared memory
 };
-SequenceStageShape zstd_sequence_shape(std::uint64_t blocks, std::uint32_t most_lanes, std::uint32_t at_once);
+SequenceStageShape zstd_sequence_shape(std::uint64_t blocks, std::uint32_t most_lanes, std::uint32_t at_once,
+                                       bool global_lanes = false);
 
 // One chunk of a batch, as the stages see it (addresses in the memory they run on).
 struct ZstdChunkJob {

@@ -141,7 +141,34 @@ TEST(ZstdBatch, SequenceStageShapeTakesTheFewestPassesAndSpreadsTheLanes) {
     EXPECT_LE(s.lanes_per_block, 83u) << blocks;
     EXPECT_LE(s.thread_blocks, 132u) << blocks;
     EXPECT_GE(lanes(s) * passes, blocks) << blocks;
+    EXPECT_EQ(s.shared_lanes, s.lanes_per_block) << blocks;
   }
+}
+
+// With lanes in global memory: one pass while thread blocks of kMaxSequenceBlockLanes lanes
+// hold every block, whole warps of lanes in shared memory, the rest in global memory; as
+// before where shared memory takes every block in one pass.
+TEST(ZstdBatch, SequenceStageShapeSpillsLanesToGlobalMemoryForOnePass) {
+  const SequenceStageShape fits = zstd_sequence_shape(8192, 83, 132, true);
+  EXPECT_EQ(fits.lanes_per_block, 63u);
+  EXPECT_EQ(fits.shared_lanes, 63u);
+  const SequenceStageShape spills = zstd_sequence_shape(16384, 83, 132, true);  // 64 KiB chunks
+  EXPECT_EQ(spills.thread_blocks, 132u);
+  EXPECT_EQ(spills.lanes_per_block, 125u);
+  EXPECT_EQ(spills.shared_lanes, 64u);
+  EXPECT_GE(std::uint64_t{spills.lanes_per_block} * spills.thread_blocks, 16384u);
+  EXPECT_EQ(zstd_sequence_shape(10957, 83, 132, true).shared_lanes, 64u);
+  EXPECT_EQ(zstd_sequence_shape(10957, 83, 132, true).lanes_per_block, 84u);
+  for (std::uint64_t blocks : {10957u, 20000u, 33792u, 33793u, 123457u}) {
+    const SequenceStageShape s = zstd_sequence_shape(blocks, 83, 132, true);
+    const std::uint64_t passes = (blocks + kMaxSequenceBlockLanes * 132 - 1) / (kMaxSequenceBlockLanes * 132);
+    EXPECT_LE(s.lanes_per_block, kMaxSequenceBlockLanes) << blocks;
+    EXPECT_EQ(s.shared_lanes % 32, 0u) << blocks;
+    EXPECT_LT(s.shared_lanes, s.lanes_per_block) << blocks;
+    EXPECT_GE(std::uint64_t{s.lanes_per_block} * s.thread_blocks * passes, blocks) << blocks;
+  }
+  // Fewer than a warp's lanes fit shared memory: no warp of them, the passes as before.
+  EXPECT_EQ(zstd_sequence_shape(5000, 20, 132, true).shared_lanes, zstd_sequence_shape(5000, 20, 132).lanes_per_block);
 }
 
 // The block states and the counter lie after the chunks' areas, inside the scratch.
