@@ -68,27 +68,11 @@ class Reader {
     return n;
   }
 
-  // A positive number, with an optional k or M (binary) suffix: "4M", "512k", "16".
+  // A positive number, with an optional k, M or G (binary) suffix: "4M", "512k", "1G", "16".
   std::optional<std::uint64_t> positive_size(const char* name) const {
-    const auto value = text(name);
-    if (!value) return std::nullopt;
-    const char* start = value->c_str();
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long n = std::strtoull(start, &end, 10);
-    const std::string_view suffix(end);
-    std::uint64_t scale = 1;
-    if (suffix == "k" || suffix == "K") {
-      scale = 1u << 10;
-    } else if (suffix == "m" || suffix == "M") {
-      scale = 1u << 20;
-    } else if (!suffix.empty()) {
-      fail_invalid("{} is \"{}\": it must be a positive number (with k or M)", name, *value);
-    }
-    if (errno != 0 || end == start || n == 0 || *start == '-') {
-      fail_invalid("{} is \"{}\": it must be a positive number (with k or M)", name, *value);
-    }
-    return checked_mul(n, scale, name);
+    const std::optional<std::uint64_t> n = size(name);
+    if (n && *n == 0) fail_invalid("{} is \"{}\": it must be a positive number (with k, M or G)", name, *text(name));
+    return n;
   }
 
   // A number of bytes, 0 included, with an optional k, M or G (binary) suffix: "512M", "4G".
