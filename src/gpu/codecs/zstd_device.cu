@@ -188,6 +188,8 @@ cudaError_t launch_zstd_decode(const ZstdLaunch& L, cudaStream_t stream, const Z
       if (e == cudaSuccess) e = freed;
     }
     if (e != cudaSuccess) return e;
+  } else {
+    mark(0);
   }
   mark(1);
   scan_kernel<<<blocks_for(L.chunk_count, 128), 128, 0, stream>>>(L);
