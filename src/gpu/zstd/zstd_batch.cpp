@@ -68,7 +68,7 @@ SequenceStageShape zstd_sequence_shape(std::uint64_t blocks, std::uint32_t most_
   SequenceStageShape s;
   if (blocks == 0 || most_lanes == 0 || at_once == 0) return s;
   const std::uint64_t shared_capacity = std::uint64_t{most_lanes} * at_once;
-  // Lanes in global memory come in whole warps, so that no warp runs both kinds.
+  // The lanes in shared memory are whole warps, so that no warp runs both kinds.
   const std::uint32_t whole_warps = most_lanes / 32 * 32;
   const bool spill = global_lanes && blocks > shared_capacity && whole_warps > 0;
   const std::uint64_t capacity = spill ? std::uint64_t{kMaxSequenceBlockLanes} * at_once : shared_capacity;
